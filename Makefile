@@ -1,0 +1,95 @@
+# The book's commands. `make book` and `make test` are all a newcomer needs;
+# both create .venv from the pinned requirements.txt on first use.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+STAMP  := $(VENV)/.installed
+HTML   := _build/html
+PORT   ?= 8000
+JB_FLAGS := -n -W --keep-going
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.py))
+# jupyter-cache hashes notebook code only, and Sphinx re-reads only changed pages:
+# a change in lib/ or data/ must re-execute every notebook, so both caches go.
+INPUTS := $(shell find lib data -type f -not -name '*.pyc' 2>/dev/null)
+INPUTS_STAMP := _build/.inputs-stamp
+
+.DEFAULT_GOAL := help
+.PHONY: help env book test test-lib test-notebooks test-site serve lab sync measure figures clean distclean freeze
+
+help:
+	@echo "make book     build the site into $(HTML) (creates $(VENV) on first use)"
+	@echo "make test     every test: library, data, notebooks (nbval), book build, site in a browser"
+	@echo "make serve    serve the built site on http://localhost:$(PORT)/"
+	@echo "make lab      JupyterLab on the notebooks"
+	@echo "make sync     after editing notebooks/*.py: re-pair and re-execute the .ipynb files"
+	@echo "make measure  measure this machine with llama.cpp (QUICK=1 for the seconds-long version)"
+	@echo "make figures  export every figure to SVG/PNG/PDF + CSV into _build/figures"
+	@echo "make clean    remove _build (keeps $(VENV)); make distclean also removes $(VENV)"
+
+env: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "needs Python 3.11+"' \
+	  || { echo "error: $(PYTHON) is older than 3.11; run 'make PYTHON=python3.11 ...'"; exit 1; }
+	@echo "==> [env] creating $(VENV) from requirements.txt (first time only)"
+	@echo "    llama-cpp-python compiles llama.cpp from source: about 7 minutes on 2 cores, once."
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt
+	@touch $(STAMP)
+	@echo "==> [env] ready"
+
+$(INPUTS_STAMP): $(INPUTS)
+	@rm -rf _build/.jupyter_cache _build/.doctrees
+	@mkdir -p _build && touch $@
+
+book: $(STAMP) $(INPUTS_STAMP)
+	@echo "==> [book] executing notebooks and building the site (cached notebooks are not re-run)"
+	@$(BIN)/jupyter-book build . --builder html $(JB_FLAGS)
+	@echo "==> [book] done. Open file://$(CURDIR)/$(HTML)/index.html or run 'make serve'"
+
+test: $(STAMP)
+	@echo "==> [test 1/4] library, data and notebook pairing"
+	@$(PY) -m pytest tests -m "not browser" -q
+	@echo "==> [test 2/4] nbval: re-execute every notebook and compare with its stored outputs"
+	@$(PY) -m pytest --nbval -q -p no:cacheprovider notebooks
+	@echo "==> [test 3/4] book build with -n -W --keep-going"
+	@$(MAKE) --no-print-directory book
+	@echo "==> [test 4/4] the built site in headless Chromium, network blocked"
+	@$(PY) -m pytest tests -m browser -q
+	@echo "==> [test] all passed"
+
+serve: $(HTML)/index.html
+	@echo "Serving $(HTML) on http://localhost:$(PORT)/ (Ctrl-C to stop)"
+	@$(PY) -m http.server --directory $(HTML) --bind 127.0.0.1 $(PORT)
+
+$(HTML)/index.html:
+	@$(MAKE) --no-print-directory book
+
+lab: $(STAMP)
+	@$(BIN)/jupyter lab notebooks
+
+sync: $(STAMP)
+	@for nb in $(NOTEBOOKS); do \
+	  echo "==> [sync] $$nb"; \
+	  $(BIN)/jupytext --quiet --set-formats ipynb,py:percent "$$nb" && \
+	  $(BIN)/jupyter nbconvert --log-level WARN --to notebook --execute --inplace "$${nb%.py}.ipynb" && \
+	  $(BIN)/jupytext --quiet --sync "$${nb%.py}.ipynb" || exit 1; \
+	done
+
+measure: $(STAMP)
+	@$(PY) -m napkin measure $(if $(QUICK),--quick,)
+
+figures: $(STAMP)
+	@$(PY) -m napkin figures
+
+clean:
+	rm -rf _build
+
+distclean: clean
+	rm -rf $(VENV)
+
+freeze: $(STAMP)
+	@{ head -2 requirements.txt; $(BIN)/pip freeze --exclude-editable; echo "-e ."; } > requirements.new
+	@mv requirements.new requirements.txt

@@ -1,0 +1,1 @@
+"""Chart builders, one module per chapter; each returns a napkin Figure."""

@@ -1,0 +1,24 @@
+"""Numbers for the prose: every figure a chapter's text states is glued, never typed.
+
+A thin layer over MyST-NB's ``glue``: values are converted to plain Python
+numbers first (a numpy float would be stored as ``np.float64(...)`` and fail to
+format on the page), and nothing is displayed in the notebook.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+
+def plain(value):
+    """A numpy scalar as the Python int/float it stands for; anything else unchanged."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        return value
+    return int(value) if isinstance(value, Integral) else float(value)
+
+
+def glue(name: str, value) -> None:
+    """Make ``value`` available to the page as ``{glue:text}`name:format```."""
+    from myst_nb import glue as myst_glue
+
+    myst_glue(name, plain(value), display=False)

@@ -1,0 +1,114 @@
+"""Published llama.cpp decode results, each set against its own napkin ceiling.
+
+Three families of machines from ``data/``: Apple Silicon (discussion #4167),
+discrete GPUs (the CUDA, ROCm and Vulkan scoreboards) and CPUs (issues and
+PRs). Each function returns one tidy frame with the same columns, so a chapter
+can stack them on one chart:
+
+    machine, family, quant, bandwidth_bytes_per_s, bytes_per_token,
+    tokens_per_s, ceiling_tokens_per_s, fraction_of_ceiling, confidence, source_url
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import hardware, models, tables
+from .units import GB
+
+COLUMNS = ["machine", "family", "quant", "bandwidth_bytes_per_s", "bytes_per_token",
+           "tokens_per_s", "ceiling_tokens_per_s", "fraction_of_ceiling", "confidence",
+           "source_url"]
+
+
+def _finish(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    df["ceiling_tokens_per_s"] = df["bandwidth_bytes_per_s"] / df["bytes_per_token"]
+    df["fraction_of_ceiling"] = df["tokens_per_s"] / df["ceiling_tokens_per_s"]
+    extra = [c for c in df.columns if c not in COLUMNS]
+    return df[COLUMNS + extra].reset_index(drop=True)
+
+
+def llama2_7b_bytes_per_token(quant: str) -> float:
+    """Bytes a Llama-2-7B decode step reads: the tensor data llama-bench reports."""
+    return models.gguf_size_bytes(quant, kind="tensors")
+
+
+def apple(test: str = "tg128", quants: tuple[str, ...] = ("F16", "Q8_0", "Q4_0")) -> pd.DataFrame:
+    """Apple M1..M4 GPUs on Llama-2-7B, bandwidth from the chip specs (Apple's figures)."""
+    df = tables.load("apple_silicon_llama2_7b")
+    df = df[(df["test"] == test) & df["quant"].isin(quants)].copy()
+    names = [hardware.apple_chip_name(c, g) for c, g in zip(df["chip"], df["gpu_cores"])]
+    chips = hardware.chips()
+    df["spec_chip"] = names
+    df["machine"] = [f"{c} {int(g)}-core GPU" for c, g in zip(df["chip"], df["gpu_cores"])]
+    df["family"] = "Apple Silicon"
+    df["bandwidth_bytes_per_s"] = [chips[n].bandwidth_bytes_per_s for n in names]
+    df["bytes_per_token"] = [llama2_7b_bytes_per_token(q) for q in df["quant"]]
+    df["tokens_per_s"] = df["throughput_tok_per_s"].astype(float)
+    return _finish(df[["machine", "family", "quant", "bandwidth_bytes_per_s", "bytes_per_token",
+                       "tokens_per_s", "confidence", "source_url", "chip", "gpu_cores",
+                       "spec_chip"]])
+
+
+def gpus(test: str = "tg128") -> pd.DataFrame:
+    """Discrete GPUs from the scoreboards (no flash attention), where bandwidth is sourced."""
+    df = tables.load("gpu_llama2_7b_q4_0")
+    df = df[(df["test"] == test) & (df["flash_attention"].astype(str) == "0")]
+    df = df[df["memory_bandwidth_GB_per_s"].notna()].copy()
+    df["machine"] = df["gpu"] + " (" + df["backend"] + ")"
+    df["family"] = "GPU (" + df["backend"] + ")"
+    df["bandwidth_bytes_per_s"] = df["memory_bandwidth_GB_per_s"].astype(float) * GB
+    df["bytes_per_token"] = llama2_7b_bytes_per_token("Q4_0")
+    df["tokens_per_s"] = df["throughput_tok_per_s"].astype(float)
+    df["quant"] = "Q4_0"
+    return _finish(df[["machine", "family", "quant", "bandwidth_bytes_per_s", "bytes_per_token",
+                       "tokens_per_s", "confidence", "source_url", "backend"]])
+
+
+def cpus() -> pd.DataFrame:
+    """CPU decode runs; bytes per token estimated as parameters x bits per weight / 8."""
+    df = tables.load("cpu_llamacpp").copy()
+    df["machine"] = df["cpu"] + ", " + df["model"] + " " + df["quant"]
+    df["family"] = "CPU"
+    df["bandwidth_bytes_per_s"] = df["memory_bandwidth_GB_per_s"].astype(float) * GB
+    df["bytes_per_token"] = df["model_params_B"].astype(float) * 1e9 * \
+        df["bits_per_weight"].astype(float) / 8
+    df["tokens_per_s"] = df["throughput_tok_per_s"].astype(float)
+    return _finish(df[["machine", "family", "quant", "bandwidth_bytes_per_s", "bytes_per_token",
+                       "tokens_per_s", "confidence", "source_url", "bandwidth_kind",
+                       "bits_per_weight_basis"]])
+
+
+def all_machines(test: str = "tg128") -> pd.DataFrame:
+    """Apple (Q4_0), GPUs and CPUs stacked: the napkin against every published run."""
+    return pd.concat([apple(test, ("Q4_0",)), gpus(test), cpus()], ignore_index=True)
+
+
+#: The four chips of the essay's table, at the GPU core counts whose tg128 it quotes.
+ESSAY_CHIPS = (("M1", "Max", 32), ("M2", "Max", 38), ("M1", "Ultra", 64), ("M2", "Ultra", 76))
+
+
+def essay_table() -> pd.DataFrame:
+    """The essay's Max/Ultra table, recomputed with its own model size (the file on disk)."""
+    file_bytes = models.gguf_size_bytes("Q4_0", kind="file")
+    df = apple("tg128", ("Q4_0",))
+    rows = []
+    for generation, tier, cores in ESSAY_CHIPS:
+        match = df[(df["chip"] == f"{generation} {tier}") & (df["gpu_cores"] == cores)]
+        if len(match) != 1:
+            raise ValueError(f"expected one tg128 Q4_0 row for {generation} {tier} {cores}-core")
+        rows.append(match.iloc[0].to_dict() | {"generation": generation, "tier": tier})
+    out = pd.DataFrame(rows)
+    out["bytes_per_token"] = file_bytes
+    return _finish(out)
+
+
+def ultra_uplift(table: pd.DataFrame) -> pd.DataFrame:
+    """Per generation: what doubling paper bandwidth (Max -> Ultra) bought in tokens/s."""
+    wide = table.pivot_table(index="generation", columns="tier",
+                             values=["tokens_per_s", "bandwidth_bytes_per_s"])
+    return pd.DataFrame({
+        "bandwidth_ratio": wide["bandwidth_bytes_per_s"]["Ultra"] / wide["bandwidth_bytes_per_s"]["Max"],
+        "speed_ratio": wide["tokens_per_s"]["Ultra"] / wide["tokens_per_s"]["Max"],
+    })

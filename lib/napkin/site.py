@@ -1,0 +1,115 @@
+"""Sphinx extension for the book's site: every page works with the network off.
+
+Altair's notebook HTML fetches vega, vega-lite and vega-embed from a CDN, and
+Sphinx loads MathJax from one, so an offline reader would see errors instead of
+charts and equations. This extension writes the three Vega libraries, bundled
+by the pinned ``vl-convert-python`` at the versions the pinned Altair expects,
+and MathJax 3 (from the pinned ``django-static-mathjax`` wheel, SVG output, so
+no web fonts) into the site's ``_static`` folder, and loads them on every page
+before the figures that call them (see :mod:`napkin.charts`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+STATIC = Path(__file__).with_name("static")
+BUNDLE = "vega-bundle.js"
+MATHJAX = "mathjax/tex-svg-full.js"
+
+
+def vega_bundle() -> str:
+    """vega + vega-lite + vega-embed as one classic script defining three globals.
+
+    The bundle's own top-level names (``_`` among them) are wrapped in a function
+    scope: at top level they would clash with Sphinx's ``const _`` in doctools.js.
+    """
+    import altair as alt
+    import vl_convert as vlc
+
+    major, minor = alt.VEGALITE_VERSION.split(".")[:2]
+    bundle = vlc.javascript_bundle(vl_version=f"v{major}.{minor}")
+    return f"(function () {{\n{bundle}\n}}).call(window);\n"
+
+
+def library_versions() -> dict:
+    """The versions the site must serve: what the pinned Altair writes specs for."""
+    import altair as alt
+
+    return {"vega": alt.VEGA_VERSION, "vega-lite": alt.VEGALITE_VERSION,
+            "vega-embed": alt.VEGAEMBED_VERSION}
+
+
+def mathjax_dir() -> Path:
+    """MathJax 3's ES5 build, as shipped in the django-static-mathjax wheel."""
+    import mathjax
+
+    return Path(mathjax.__file__).parent / "static" / "mathjax"
+
+
+def _configure(app, config):
+    config.html_static_path.append(str(STATIC))
+    config.mathjax_path = MATHJAX
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _write_assets(app):
+    """Write the libraries before any page, so pages get their cache-busting checksums."""
+    if app.builder.format != "html":
+        return
+    static = Path(app.outdir) / "_static"
+    _write(static / BUNDLE, vega_bundle())
+    source = mathjax_dir()
+    _write(static / MATHJAX, (source / "es5" / "tex-svg-full.js").read_text(encoding="utf-8"))
+    _write(static / "mathjax" / "LICENSE", (source / "LICENSE").read_text(encoding="utf-8"))
+
+
+def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
+    """Sphinx 7 lists some inline scripts twice, once with filename None and once
+    with '' (sphinx-thebe's ``const THEBE_JS_URL``): a redeclaration, so a console error."""
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for script in scripts:
+        attributes = getattr(script, "attributes", {})
+        key = (getattr(script, "filename", str(script)) or "", tuple(sorted(attributes.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        unique.append(script)
+    scripts[:] = unique
+
+
+class VegaLiteTwin:
+    """myst-nb mime plugin: a figure's Vega-Lite JSON is drawn by its HTML twin.
+
+    Notebook figures carry the spec twice: as Vega-Lite JSON for JupyterLab and
+    as HTML for the site. The site takes the HTML, so the JSON is marked as
+    handled (and never chosen) instead of being warned about as unknown.
+    """
+
+    mime_priority_overrides = [("*", "application/vnd.vegalite.v6+json", None),
+                               ("*", "application/vnd.vegalite.v5+json", None)]
+
+    @staticmethod
+    def handle_mime(renderer, data, inline):
+        if data.mime_type.startswith("application/vnd.vegalite."):
+            return []
+        return None
+
+
+def setup(app):
+    app.connect("config-inited", _configure)
+    app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
+    app.connect("builder-inited", _write_assets)
+    app.add_js_file(BUNDLE, priority=200)
+    app.add_js_file("napkin.js", priority=210)
+    app.add_css_file("napkin.css")
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

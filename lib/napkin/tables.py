@@ -1,0 +1,87 @@
+"""The book's sourced tables in ``data/``, loaded read-only.
+
+Every row of every table carries a ``source_url``; a table that lacks the
+column, or a row that leaves it empty, is refused here, so an unsourced
+number cannot reach a chart. Nothing in napkin writes into ``data/``.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+
+def data_dir() -> Path:
+    """``data/`` of this checkout, or ``$NAPKIN_DATA`` when set."""
+    override = os.environ.get("NAPKIN_DATA")
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "data"
+
+
+def available() -> list[str]:
+    return sorted(p.stem for p in data_dir().glob("*.csv"))
+
+
+@lru_cache(maxsize=None)
+def _read(path: Path, mtime: float) -> pd.DataFrame:
+    return pd.read_csv(path, dtype={"source_url": str, "note": str}, keep_default_na=True)
+
+
+def load(name: str) -> pd.DataFrame:
+    """Load ``data/<name>.csv`` as a DataFrame (a copy: callers may modify it)."""
+    path = data_dir() / f"{name.removesuffix('.csv')}.csv"
+    if not path.is_file():
+        known = ", ".join(available()) or "none"
+        raise ValueError(f"no table {name!r} in {data_dir()} (available: {known})")
+    df = _read(path, path.stat().st_mtime)
+    if "source_url" not in df.columns:
+        raise ValueError(f"table {path.name} has no source_url column; every row needs a source")
+    missing = df["source_url"].isna() | (df["source_url"].astype(str).str.strip() == "")
+    if missing.any():
+        rows = ", ".join(str(i + 2) for i in df.index[missing][:5])
+        raise ValueError(f"table {path.name} has rows without a source_url (lines {rows})")
+    return df.copy()
+
+
+def sources(df: pd.DataFrame) -> list[str]:
+    """The distinct sources behind a (filtered) table, for a chart's source line."""
+    return sorted(df["source_url"].dropna().unique())
+
+
+#: How a column is shown, by the unit in its name: bytes become GB, rates keep two decimals.
+DISPLAY_FORMATS = {
+    "bytes_per_s": lambda v: f"{v / 1e9:,.0f}",
+    "bytes_per_token": lambda v: f"{v / 1e9:,.2f}",
+    "tokens_per_s": lambda v: f"{v:,.2f}",
+    "fraction_of_ceiling": lambda v: f"{v:.0%}",
+}
+
+
+class Shown:
+    """A formatted table that renders identically every run (HTML and plain text).
+
+    pandas gives each rendered table a random id and a Styler's plain-text repr
+    is its memory address; either would make strict nbval comparison fail.
+    """
+
+    def __init__(self, frame: pd.DataFrame, styler):
+        self.frame, self.styler = frame, styler
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/html": self.styler.to_html(), "text/plain": self.frame.to_string(index=False)}
+
+
+def styled(df: pd.DataFrame, table_id: str, columns: dict[str, str]) -> Shown:
+    """A table for the page: chosen columns renamed, units formatted, a stable id."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"columns not in the table: {', '.join(missing)}")
+    formats = {}
+    for col, title in columns.items():
+        for suffix, fmt in DISPLAY_FORMATS.items():
+            if col.endswith(suffix):
+                formats[title] = fmt
+    shown = df[list(columns)].rename(columns=columns)
+    return Shown(shown, shown.style.format(formats).hide(axis="index").set_uuid(table_id))

@@ -1,0 +1,208 @@
+"""Maintainer tool: build the book's data/ tables from the research drop.
+
+The research files (``../shared/research`` by default) hold every public figure
+with its source, as found. This script picks what the book uses, gives every
+chip one stable name, puts the unit into every column name and keeps each row's
+``source_url``. It never overwrites a table that already exists unless told to
+with ``--overwrite``, so hand edits to data/ are not lost by accident.
+
+    python scripts/curate_data.py [--research DIR] [--overwrite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (vendor, device, variant) in the research file -> the book's chip name.
+CHIP_NAMES = {
+    ("NVIDIA", "H100", "SXM5 80GB"): "H100 SXM",
+    ("NVIDIA", "H100", "PCIe 80GB"): "H100 PCIe",
+    ("NVIDIA", "H200", "SXM 141GB"): "H200",
+    ("NVIDIA", "B200", "SXM (HGX, 1000 W)"): "B200",
+    ("NVIDIA", "GB200 (per B200 GPU)", "Grace Blackwell superchip GPU"): "GB200 (per GPU)",
+    ("NVIDIA", "A100", "SXM4 80GB"): "A100 SXM",
+    ("NVIDIA", "A100", "PCIe 80GB"): "A100 PCIe",
+    ("NVIDIA", "GeForce RTX 3090", ""): "RTX 3090",
+    ("NVIDIA", "GeForce RTX 4090", ""): "RTX 4090",
+    ("NVIDIA", "GeForce RTX 5090", ""): "RTX 5090",
+    ("NVIDIA", "RTX PRO 6000 Blackwell", "Workstation Edition 96GB"): "RTX PRO 6000 Blackwell",
+    ("NVIDIA", "RTX 6000 Ada", "48GB"): "RTX 6000 Ada",
+    ("NVIDIA", "DGX Spark (GB10 Grace Blackwell)", "128GB"): "DGX Spark",
+    ("AMD", "Instinct MI300X", "192GB"): "MI300X",
+    ("AMD", "Ryzen AI Max+ 395 (Strix Halo), Radeon 8060S (40 CU, RDNA 3.5)",
+     "128GB LPDDR5x-8000 config"): "Strix Halo",
+}
+
+# research spec name -> the book's spec name, unit included.
+SPEC_NAMES = {
+    "memory_bandwidth": "memory_bandwidth_GB_per_s",
+    "memory_capacity": "memory_capacity_GB",
+    "memory_capacity_as_shipped": "memory_capacity_as_shipped_GB",
+    "max_memory_capacity": "max_memory_capacity_GB",
+    "bf16_tensor_dense": "fp16_tensor_dense_TFLOPS",
+    "bf16_tensor_sparse": "fp16_tensor_sparse_TFLOPS",
+    "bf16_tensor_dense_fp32_accumulate": "fp16_tensor_dense_fp32acc_TFLOPS",
+    "bf16_tensor_sparse_fp32_accumulate": "fp16_tensor_sparse_fp32acc_TFLOPS",
+    "fp16_tensor_dense_fp16_accumulate": "fp16_tensor_dense_fp16acc_TFLOPS",
+    "fp4_tensor_sparse": "fp4_tensor_sparse_TFLOPS",
+    "fp32_non_tensor": "fp32_vector_TFLOPS",
+    "fp16_dense_theoretical": "fp16_dense_TFLOPS",
+    "gpu_fp16_equals_fp32_peak": "fp16_vector_TFLOPS",
+}
+
+# CPU rows from llama.cpp issues: the model's parameter count and the storage
+# format's bits per weight at the time of the run, so that bytes per token can
+# be estimated. Bits per weight: llama.cpp PR #1508 (2023-05-19) moved Q4_0 from
+# an F32 to an F16 block scale, 5.0 -> 4.5 bits per weight, and lists both.
+PR_1508 = "https://github.com/ggml-org/llama.cpp/pull/1508"
+LLAMA1_PAPER = "https://arxiv.org/abs/2302.13971 (Table 2)"
+CPU_MODEL_BASIS = {
+    # model text in the research file -> (params in billions, source)
+    "LLaMA-1 7B (ggml)": (6.7, LLAMA1_PAPER),
+    "LLaMA-1 13B (ggml)": (13.0, LLAMA1_PAPER),
+    "LLaMA-1 30B (ggml)": (32.5, LLAMA1_PAPER),
+    "guanaco-7B (LLaMA-1 7B fine-tune, ggmlv3)": (6.7, LLAMA1_PAPER),
+    "Llama-3.1-70B-Instruct": (70.5537, "computed from config.json (model_configs.csv)"),
+}
+
+
+def cpu_bits_per_weight(row: dict) -> tuple[float, str] | None:
+    """Bits per weight of the run's format, or None when the format is ambiguous."""
+    quant, date = row["quant"].lower(), row["date"]
+    if quant == "f16":
+        return 16.0, "F16 weights"
+    if quant.startswith("q4"):
+        if "ggmlv3" in row["model"] or date >= "2023-05-19":
+            return 4.5, f"Q4_0 with F16 block scale, ggml v3 ({PR_1508})"
+        return 5.0, f"Q4_0 with F32 block scale, before ggml v3 ({PR_1508})"
+    return None
+
+
+def read(path: Path) -> list[dict]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def hardware(research: Path) -> list[dict]:
+    rows = []
+    for r in read(research / "hardware_specs.csv"):
+        key = (r["vendor"], r["device"], r["variant"])
+        chip = CHIP_NAMES.get(key)
+        if chip is None and r["vendor"] == "Apple":
+            # M3 Max and M4 Max come in two bandwidth tiers: name the tier.
+            split = r["device"] in ("M3 Max", "M4 Max")
+            chip = f"{r['device']} ({r['variant']})" if split else r["device"]
+        if chip is None:
+            raise SystemExit(f"no chip name for {key}: add it to CHIP_NAMES")
+        rows.append({
+            "chip": chip, "vendor": r["vendor"], "variant": r["variant"],
+            "spec": SPEC_NAMES[r["spec"]], "value": r["value"],
+            "figure_origin": r["figure_origin"], "confidence": r["confidence"],
+            "source_url": r["source_url"], "note": r["note"],
+        })
+    return rows
+
+
+def apple(research: Path) -> list[dict]:
+    keep = ["chip", "gpu_cores", "memory_bandwidth_GB_per_s", "quant", "test",
+            "throughput_tok_per_s", "confidence", "source_url", "note"]
+    return [{k: r[k] for k in keep} for r in read(research / "llamacpp_apple_silicon_4167.csv")]
+
+
+def gpus(research: Path) -> list[dict]:
+    keep = ["gpu", "backend", "flash_attention", "test", "throughput_tok_per_s",
+            "stddev_tok_per_s", "llama_cpp_commit", "memory_bandwidth_GB_per_s",
+            "bandwidth_source", "confidence", "source_url", "note"]
+    return [{k: r[k] for k in keep}
+            for r in read(research / "llamacpp_gpu_scoreboards_llama2_7b_q4_0.csv")]
+
+
+def cpus(research: Path) -> list[dict]:
+    rows = []
+    for r in read(research / "llamacpp_cpu_results.csv"):
+        generation = "token generation" in r["test"] or r["test"].startswith("tg")
+        basis = CPU_MODEL_BASIS.get(r["model"])
+        bpw = cpu_bits_per_weight(r)
+        if not (generation and r["memory_bandwidth_GB_per_s"] and basis and bpw):
+            continue
+        if r["bandwidth_kind"].startswith("lower bound computed"):
+            continue  # bandwidth derived from this very speed: circular
+        rows.append({
+            "cpu": r["cpu"], "memory_config": r["memory_config"],
+            "memory_bandwidth_GB_per_s": r["memory_bandwidth_GB_per_s"],
+            "bandwidth_kind": r["bandwidth_kind"], "model": r["model"], "quant": r["quant"],
+            "threads": r["threads"], "test": r["test"],
+            "throughput_tok_per_s": r["throughput_tok_per_s"], "date": r["date"],
+            "model_params_B": basis[0], "params_source": basis[1],
+            "bits_per_weight": bpw[0], "bits_per_weight_basis": bpw[1],
+            "confidence": r["confidence"], "source_url": r["source_url"], "note": r["note"],
+        })
+    return rows
+
+
+def gguf_sizes(research: Path) -> list[dict]:
+    """Llama-2-7B sizes in bytes, from whichever unit the source printed."""
+    scale = {"GB": 10**9, "GiB": 2**30}
+    rows = []
+    for r in read(research / "gguf_sizes_llama2_7b.csv"):
+        if r["file_size_bytes"]:
+            size, stated, unit, kind = int(r["file_size_bytes"]), r["file_size_bytes"], "B", \
+                "tensor data (llama-bench model_size)"
+        elif r["file_size_GiB"]:
+            stated, unit, kind = r["file_size_GiB"], "GiB", "tensor data (llama-bench model size)"
+            size = round(float(stated) * scale[unit])
+        elif r["file_size_GB"]:
+            stated, unit, kind = r["file_size_GB"], "GB", "file on disk (Hugging Face listing)"
+            size = round(float(stated) * scale[unit])
+        else:
+            continue
+        if r["confidence"] == "low":
+            continue
+        rows.append({"model": r["model"], "quant": r["quant"], "bits_nominal": r["bits_nominal"],
+                     "size_bytes": size, "stated_size": stated, "stated_unit": unit,
+                     "size_kind": kind, "confidence": r["confidence"],
+                     "source_url": r["source_url"], "note": r["note"]})
+    return rows
+
+
+TABLES = {
+    "hardware_specs.csv": hardware,
+    "apple_silicon_llama2_7b.csv": apple,
+    "gpu_llama2_7b_q4_0.csv": gpus,
+    "cpu_llamacpp.csv": cpus,
+    "llama2_7b_gguf_sizes.csv": gguf_sizes,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--research", type=Path, default=ROOT.parent / "shared" / "research")
+    p.add_argument("--overwrite", action="store_true", help="replace tables that already exist")
+    args = p.parse_args(argv)
+    if not args.research.is_dir():
+        print(f"research folder not found: {args.research}; pass --research DIR", file=sys.stderr)
+        return 2
+    for name, build in TABLES.items():
+        out = ROOT / "data" / name
+        if out.exists() and not args.overwrite:
+            print(f"keep   data/{name} (exists; --overwrite to rebuild)")
+            continue
+        # A row whose source names no address cannot be checked by a reader: leave it out.
+        rows = [r for r in build(args.research) if "http" in r["source_url"]]
+        tmp = out.with_suffix(".tmp")
+        with tmp.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        tmp.replace(out)
+        print(f"wrote  data/{name} ({len(rows)} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

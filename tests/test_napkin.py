@@ -1,0 +1,230 @@
+"""napkin's arithmetic, data access and figures, including what it does with bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+import napkin
+from napkin import charts, essay, hardware, models, prose, published, tables, units
+from napkin.units import GB, GiB, KiB
+
+
+# -- units -------------------------------------------------------------------------------
+
+def test_gb_and_gib_are_different_units():
+    assert GB == 1e9 and GiB == 2**30
+    assert units.to_bytes(3.56, "GiB") == pytest.approx(3.822520893e9, rel=1e-9)
+    assert units.fmt_bytes(327_680, "KiB", 0) == "320 KiB"
+    assert units.fmt_bandwidth(3.35e12) == "3,350 GB/s"
+
+
+@pytest.mark.parametrize("value", [-1, 0.0, float("nan"), float("inf"), "400", None, True])
+def test_require_positive_rejects(value):
+    with pytest.raises(ValueError, match="bandwidth"):
+        units.require_positive("bandwidth", value)
+
+
+def test_unknown_unit_is_named():
+    with pytest.raises(ValueError, match="'GBs'"):
+        units.to_bytes(1, "GBs")
+
+
+# -- ceiling -----------------------------------------------------------------------------
+
+def test_decode_ceiling_is_the_essays_arithmetic():
+    assert napkin.decode_ceiling(400e9, 3.83e9) == pytest.approx(104.44, abs=0.01)
+    assert napkin.decode_ceiling(800e9, 3.83e9) == pytest.approx(208.88, abs=0.01)
+
+
+def test_fraction_and_realistic():
+    assert napkin.fraction_of_ceiling(61.19, 104.44) == pytest.approx(0.586, abs=1e-3)
+    assert napkin.realistic_decode(400e9, 4e9, 0.5) == pytest.approx(50)
+
+
+@pytest.mark.parametrize("bw,size,field", [(-400e9, 3.83e9, "bandwidth_bytes_per_s"),
+                                          (400e9, 0, "bytes_per_token"),
+                                          (float("nan"), 1e9, "bandwidth_bytes_per_s")])
+def test_decode_ceiling_bad_input(bw, size, field):
+    with pytest.raises(ValueError, match=field):
+        napkin.decode_ceiling(bw, size)
+
+
+def test_discount_must_be_a_fraction():
+    with pytest.raises(ValueError, match="discount"):
+        napkin.realistic_decode(400e9, 4e9, 1.5)
+
+
+# -- tables and hardware -----------------------------------------------------------------
+
+def test_missing_table_lists_what_exists():
+    with pytest.raises(ValueError, match="available: .*hardware_specs"):
+        tables.load("no_such_table")
+
+
+def test_unsourced_rows_are_refused(tmp_path, monkeypatch):
+    (tmp_path / "t.csv").write_text("a,source_url\n1,https://x\n2,\n")
+    monkeypatch.setenv("NAPKIN_DATA", str(tmp_path))
+    with pytest.raises(ValueError, match="without a source_url .*line.* 3"):
+        tables.load("t")
+    (tmp_path / "u.csv").write_text("a\n1\n")
+    with pytest.raises(ValueError, match="no source_url column"):
+        tables.load("u")
+
+
+def test_chip_lookup_and_units():
+    h100 = hardware.chip("H100 SXM")
+    assert h100.bandwidth_bytes_per_s == 3350 * GB
+    flops, kind = h100.dense_fp16_flops
+    assert flops == 989e12 and "dense" in kind
+    assert "http" in h100.source("memory_bandwidth_GB_per_s")
+
+
+def test_unknown_chip_lists_known_ones():
+    with pytest.raises(ValueError, match="unknown chip 'H1000'.*H100 SXM"):
+        hardware.chip("H1000")
+
+
+def test_apple_tiers_resolve_to_their_own_bandwidth():
+    assert hardware.apple_chip_name("M4 Max", 40) == "M4 Max (40-core GPU)"
+    assert hardware.apple_chip_name("M2 Ultra", 76) == "M2 Ultra"
+    assert hardware.chip("M4 Max (40-core GPU)").bandwidth_bytes_per_s == 546 * GB
+
+
+# -- models ------------------------------------------------------------------------------
+
+LLAMA2_7B = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+             "intermediate_size": 11008, "vocab_size": 32000}
+
+
+def test_dense_params_match_llama_2_7b():
+    # llama.cpp reports 6,738,415,616 parameters for llama-2-7b (data/research).
+    assert models.dense_params(LLAMA2_7B) == 6_738_415_616
+
+
+def test_config_from_path_and_text_config(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"text_config": LLAMA2_7B, "model_type": "llava"}))
+    assert models.dense_params(path) == 6_738_415_616
+
+
+def test_bits_per_weight_from_block_layouts():
+    assert models.bits_per_weight("q4_0") == 4.5
+    assert models.bits_per_weight("Q8_0") == 8.5
+    assert models.weight_bytes(6.738e9, "F16") == pytest.approx(13.476e9)
+
+
+@pytest.mark.parametrize("config,message", [
+    ({**LLAMA2_7B, "num_attention_heads": -4}, "num_attention_heads.*at least 1"),
+    ({k: v for k, v in LLAMA2_7B.items() if k != "num_attention_heads"}, "num_attention_heads"),
+    ({**LLAMA2_7B, "hidden_size": "4096"}, "hidden_size.*integer"),
+    ({**LLAMA2_7B, "num_attention_heads": 30}, "not a multiple"),
+])
+def test_bad_configs_name_the_field(config, message):
+    with pytest.raises(ValueError, match=message):
+        models.dense_params(config)
+
+
+def test_bad_config_files(tmp_path):
+    with pytest.raises(ValueError, match="not found"):
+        models.load_config(tmp_path / "missing.json")
+    broken = tmp_path / "config.json"
+    broken.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        models.load_config(broken)
+    with pytest.raises(ValueError, match="unknown weight format"):
+        models.bits_per_weight("Q3_XYZ")
+
+
+def test_gguf_sizes_file_versus_tensor_data():
+    file_bytes = models.gguf_size_bytes("Q4_0", "file")
+    tensor_bytes = models.gguf_size_bytes("Q4_0", "tensors")
+    assert file_bytes == 3.83e9
+    assert tensor_bytes == 3_825_065_984  # llama-bench's exact model_size
+    with pytest.raises(ValueError, match="kind"):
+        models.gguf_size_bytes("Q4_0", "disk")
+
+
+# -- published results -------------------------------------------------------------------
+
+def test_essay_table_reproduces_the_essay():
+    table = published.essay_table().set_index("chip")
+    for chip, key in [("M1 Max", "m1_max"), ("M2 Max", "m2_max"),
+                      ("M1 Ultra", "m1_ultra"), ("M2 Ultra", "m2_ultra")]:
+        assert table.loc[chip, "tokens_per_s"] == essay.claim(f"{key}_tg128")
+        assert round(100 * table.loc[chip, "fraction_of_ceiling"]) == \
+            essay.claim(f"{key}_fraction")
+    uplift = published.ultra_uplift(published.essay_table())
+    assert round(uplift.loc["M1", "speed_ratio"], 2) == essay.claim("ultra_uplift_m1")
+    assert round(uplift.loc["M2", "speed_ratio"], 2) == essay.claim("ultra_uplift_m2")
+
+
+def test_no_published_run_beats_its_ceiling():
+    df = published.all_machines()
+    assert len(df) > 40
+    assert (df["fraction_of_ceiling"] < 1).all()
+    assert df[published.COLUMNS].notna().all().all()
+
+
+# -- essay, prose, figures ---------------------------------------------------------------
+
+def test_unknown_claim():
+    with pytest.raises(ValueError, match="no claim 'nope'"):
+        essay.claim("nope")
+
+
+def test_plain_numbers_for_glue():
+    assert type(prose.plain(np.float64(1.5))) is float
+    assert type(prose.plain(np.int64(3))) is int
+    assert prose.plain("text") == "text"
+
+
+def _figure(name="fig-test-chart"):
+    chart = alt.Chart(pd.DataFrame({"x": [1, 2], "y": [3, 4]})).mark_line().encode(x="x", y="y")
+    return charts.Figure(name=name, chart=chart, caption="A caption.", source="A source.")
+
+
+def test_figure_html_is_deterministic_and_self_identified():
+    a, b = _figure().html(), _figure().html()
+    assert a == b
+    assert 'id="fig-test-chart"' in a and "altair-viz" not in a
+    data, meta = _figure()._repr_mimebundle_()
+    assert "application/vnd.vegalite.v6+json" in data and "text/html" in data
+    assert meta["napkin_figure"]["name"] == "fig-test-chart"
+
+
+def test_figure_html_cannot_break_out_of_its_script():
+    chart = alt.Chart(pd.DataFrame({"x": ["</script><b>"]})).mark_point().encode(x="x")
+    html = charts.Figure("fig-x", chart, "c", "s").html()
+    assert "</script><b>" not in html
+
+
+@pytest.mark.parametrize("name", ["Fig Napkin", "napkin-ceiling", "fig-", "fig_x"])
+def test_figure_names_are_validated(name):
+    with pytest.raises(ValueError, match="figure name"):
+        _figure(name)
+
+
+def test_figure_needs_caption_and_source():
+    with pytest.raises(ValueError, match="needs a source"):
+        charts.Figure("fig-x", _figure().chart, "caption", "  ")
+
+
+def test_styled_table_has_a_stable_id():
+    df = pd.DataFrame({"machine": ["a"], "tokens_per_s": [1.234]})
+    bundle = tables.styled(df, "t1", {"machine": "Chip", "tokens_per_s": "tok/s"})._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert "0x" not in bundle["text/plain"]
+    assert "T_t1" in html and "1.23" in html
+    with pytest.raises(ValueError, match="not in the table"):
+        tables.styled(df, "t1", {"nope": "x"})
+
+
+def test_kib_constant():
+    assert 327_680 / KiB == 320
+    assert math.isclose(units.KiB * 1024, units.MiB)

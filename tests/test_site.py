@@ -1,0 +1,181 @@
+"""The built site in a real browser with the network blocked.
+
+Serves ``_build/html`` from a static host under a sub-path (as a project page
+would be), opens every page in headless Chromium, refuses every request that
+leaves the site, and checks that each chart is drawn, equations are typeset,
+nothing is logged as an error, and the chapter fits a 400 px phone screen.
+It also opens the site from ``file://``. Run ``make book`` first.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+SUBPATH = "napkin-book"
+CHROMIUM = os.environ.get("NAPKIN_CHROMIUM") or shutil.which("chromium") \
+    or shutil.which("chromium-browser") or shutil.which("google-chrome")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run",
+               "--disable-quic"]
+SKIP_PAGES = {"genindex.html", "search.html"}
+
+
+def pages() -> list[str]:
+    found = sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
+                   if "_static" not in p.parts and "_sources" not in p.parts)
+    return [p for p in found if p not in SKIP_PAGES and p != "index.html"]
+
+
+@pytest.fixture(scope="session")
+def site_url():
+    if not (HTML / "index.html").is_file():
+        pytest.fail("no built site in _build/html: run `make book` first")
+    root = Path(tempfile.mkdtemp())
+    (root / SUBPATH).symlink_to(HTML, target_is_directory=True)
+    handler = functools.partial(QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/{SUBPATH}/"
+    server.shutdown()
+    shutil.rmtree(root)
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM:
+        pytest.skip("Chromium not found (install Debian's `chromium`, or set NAPKIN_CHROMIUM); "
+                    "the site cannot be checked in a real browser here")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:  # Playwright gives each launch a fresh, empty profile
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+class Visit:
+    """One page load with the network restricted to ``allowed`` prefixes."""
+
+    def __init__(self, browser, allowed: tuple[str, ...], width: int = 1280):
+        self.context = browser.new_context(viewport={"width": width, "height": 900})
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: m.type in ("error", "warning")
+                     and self.errors.append(f"{m.type}: {m.text}"))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.allowed = allowed
+
+    def _route(self, route):
+        url = route.request.url
+        if url.startswith(self.allowed):
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def open(self, url: str) -> dict:
+        self.page.goto(url, wait_until="load")
+        charts = self.page.locator(".napkin-chart")
+        n = charts.count()
+        if n:
+            self.page.wait_for_function(
+                "() => [...document.querySelectorAll('.napkin-chart')].every("
+                "el => el.dataset.drawn === 'true' || el.classList.contains('napkin-chart-error'))",
+                timeout=30_000)
+        return self.page.evaluate("""() => {
+            const charts = [...document.querySelectorAll('.napkin-chart')].map(el => {
+                const svg = el.querySelector('svg.marks');
+                const box = svg ? svg.getBoundingClientRect() : null;
+                return {id: el.id, drawn: el.dataset.drawn === 'true',
+                        error: el.classList.contains('napkin-chart-error') ? el.textContent : null,
+                        marks: svg ? svg.querySelectorAll('path, rect, text, line').length : 0,
+                        width: box ? box.width : 0, height: box ? box.height : 0,
+                        container: el.getBoundingClientRect().width};
+            });
+            return {charts, math: document.querySelectorAll('mjx-container svg').length,
+                    mathSources: document.querySelectorAll('.math').length,
+                    scrollWidth: document.documentElement.scrollWidth,
+                    viewport: window.innerWidth};
+        }""")
+
+    def close(self):
+        self.context.close()
+
+
+def _check(result: dict, visit: Visit, where: str):
+    assert not visit.blocked, f"{where}: requests left the site: {visit.blocked[:5]}"
+    assert not visit.errors, f"{where}: console errors or warnings: {visit.errors[:5]}"
+    for chart in result["charts"]:
+        assert chart["drawn"], f"{where}: chart {chart['id']} not drawn: {chart['error']}"
+        assert chart["marks"] > 5 and chart["width"] > 100 and chart["height"] > 50, \
+            f"{where}: chart {chart['id']} looks empty: {chart}"
+    assert result["math"] >= result["mathSources"], f"{where}: equations not typeset"
+
+
+def test_every_page_offline(browser, site_url):
+    drawn = 0
+    for page in pages():
+        visit = Visit(browser, allowed=(site_url,))
+        result = visit.open(site_url + page)
+        _check(result, visit, page)
+        drawn += len(result["charts"])
+        visit.close()
+    print(f"\n{drawn} charts drawn offline on {len(pages())} pages")
+    assert drawn > 0, "the site has no charts at all"
+
+
+def test_served_vega_matches_altair():
+    """The site's bundle is the pinned vl-convert's, at the versions Altair writes specs for."""
+    import altair as alt
+    import vl_convert as vlc
+
+    from napkin.site import BUNDLE, vega_bundle
+
+    served = (HTML / "_static" / BUNDLE).read_text(encoding="utf-8")
+    assert served == vega_bundle(), "the site's vega-bundle.js is stale: rebuild with `make book`"
+    assert f'"{alt.VEGALITE_VERSION}"' in served, "bundle lacks Altair's Vega-Lite version"
+    assert vlc.get_vega_version().split(".")[0] == alt.VEGA_VERSION.split(".")[0]
+    assert vlc.get_vega_embed_version().split(".")[0] == alt.VEGAEMBED_VERSION.split(".")[0]
+
+
+def test_chapters_fit_a_phone(browser, site_url):
+    for page in pages():
+        visit = Visit(browser, allowed=(site_url,), width=400)
+        result = visit.open(site_url + page)
+        _check(result, visit, f"{page} at 400 px")
+        for chart in result["charts"]:
+            assert chart["width"] <= chart["container"] + 1, \
+                f"{page}: chart {chart['id']} is wider than its column at 400 px"
+        assert result["scrollWidth"] <= result["viewport"] + 1, \
+            f"{page}: the page scrolls sideways at 400 px"
+        visit.close()
+
+
+def test_site_opens_from_file(browser):
+    visit = Visit(browser, allowed=("file://",))
+    index = visit.open((HTML / "index.html").as_uri())
+    _check(index, visit, "index.html via file://")
+    chapter = next(p for p in pages() if p.startswith("notebooks/"))
+    result = visit.open((HTML / chapter).as_uri())
+    _check(result, visit, f"{chapter} via file://")
+    assert result["charts"], "no charts on the first chapter"
+    visit.close()
