@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 HTML   := _build/html
 PORT   ?= 8000
 JB_FLAGS := -n -W --keep-going
-NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.py))
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.py)) $(wildcard book/*.py)
 # jupyter-cache hashes notebook code only, and Sphinx re-reads only changed pages:
 # a change in lib/ or data/ must re-execute every notebook, so both caches go.
 INPUTS := $(shell find lib data -type f -not -name '*.pyc' 2>/dev/null)
@@ -53,7 +53,7 @@ test: $(STAMP)
 	@echo "==> [test 1/4] library, data and notebook pairing"
 	@$(PY) -m pytest tests -m "not browser" -q
 	@echo "==> [test 2/4] nbval: re-execute every notebook and compare with its stored outputs"
-	@$(PY) -m pytest --nbval -q -p no:cacheprovider notebooks
+	@$(PY) -m pytest --nbval -q notebooks book
 	@echo "==> [test 3/4] book build with -n -W --keep-going"
 	@$(MAKE) --no-print-directory book
 	@echo "==> [test 4/4] the built site in headless Chromium, network blocked"

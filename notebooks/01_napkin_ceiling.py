@@ -35,10 +35,12 @@
 # row of which names its source.
 
 # %% tags=["remove-cell"]
+import pandas as pd
+
 import napkin
-from napkin import essay, hardware, models, published, tables
+from napkin import essay, hardware, measure, models, published, tables
 from napkin.figures import ceiling as charts
-from napkin.prose import glue
+from napkin.prose import glue, glue_markdown
 from napkin.units import GB
 
 # %% [markdown]
@@ -241,4 +243,36 @@ napkin.Figure(
     caption="Decode ceiling and the essay's discounted estimate for any bandwidth and model "
             "size. Starts at an M2 Ultra running Llama-2-7B Q4_0.",
     source="Formula from the essay; default discount is the essay's buying rule.",
+)
+
+# %% [markdown]
+# ## Your machine
+#
+# The same arithmetic, measured where this page was built. The cell below probes the
+# machine's memory read bandwidth, writes a synthetic llama-architecture model far larger
+# than its caches, and times llama.cpp generating tokens from it, the way `llama-bench`
+# does (see [Rerun it on your machine](../book/rerun.md)). Run the notebook yourself and
+# the point becomes yours.
+
+# %% tags=["nbval-ignore-output"]
+live = measure.live(measure.QUICK)
+glue_markdown("live_sentence", measure.sentence(live))
+tables.styled(measure.frame(live), "live-table", {
+    "machine": "Machine and model", "bytes_per_token": "Bytes/token (GB)",
+    "bandwidth_bytes_per_s": "Probe (GB/s)", "ceiling_tokens_per_s": "Ceiling (tok/s)",
+    "tokens_per_s": "Measured tg (tok/s)", "fraction_of_ceiling": "Fraction"})
+
+# %% [markdown]
+# {glue:md}`live_sentence`
+
+# %% tags=["hide-input", "nbval-ignore-output"]
+napkin.Figure(
+    name="fig-your-machine",
+    chart=charts.all_machines(pd.concat([machines, measure.frame(live)]), band,
+                              title="This machine beside every published run"),
+    caption="This machine's live point beside every published run: measured tg over the "
+            f"napkin ceiling. Live point: {measure.who(live)}.",
+    source="Live: napkin.measure (memory probe and llama.cpp on a synthetic model); "
+           "published: as in the chart above.",
+    live=True,
 )

@@ -10,7 +10,9 @@ import jupytext
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+SOURCES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py")) + sorted(
+    p for p in (ROOT / "book").glob("*.py") if p.with_suffix(".ipynb").exists() or
+    "jupytext" in p.read_text()[:400])
 IGNORE_TAG = "nbval-ignore-output"
 #: A cell may skip nbval's comparison only when its output is a live measurement.
 LIVE = re.compile(r"napkin\.measure|measure\.|live_")

@@ -179,3 +179,17 @@ def test_site_opens_from_file(browser):
     _check(result, visit, f"{chapter} via file://")
     assert result["charts"], "no charts on the first chapter"
     visit.close()
+
+
+def test_only_the_table_of_contents_is_built():
+    """A stray notebook (a vendored example, a scratch file) must never be built or run."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = {toc["root"]} | {ch["file"] for part in toc["parts"] for ch in part["chapters"]}
+    built = {p.removesuffix(".html") for p in pages()}
+    assert built == files, f"built pages outside _toc.yml: {sorted(built - files)}"
+    executed = ROOT / "_build" / "jupyter_execute"
+    stray = [p for p in executed.rglob("*.ipynb")
+             if p.relative_to(executed).with_suffix("").as_posix() not in files]
+    assert not stray, f"notebooks executed outside _toc.yml: {stray}"

@@ -22,3 +22,11 @@ def glue(name: str, value) -> None:
     from myst_nb import glue as myst_glue
 
     myst_glue(name, plain(value), display=False)
+
+
+def glue_markdown(name: str, text: str) -> None:
+    """Make a computed sentence available as ``{glue:md}`name```."""
+    from IPython.display import Markdown
+    from myst_nb import glue as myst_glue
+
+    myst_glue(name, Markdown(text), display=False)

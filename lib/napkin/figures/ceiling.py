@@ -83,10 +83,16 @@ def fraction_strip(df: pd.DataFrame, band: tuple[float, float]) -> alt.Chart:
         subtitle="Llama-2-7B tg128; shaded: the essay's rule of thumb"))
 
 
-def all_machines(df: pd.DataFrame, band: tuple[float, float]) -> alt.Chart:
-    """Apple, discrete GPUs and CPUs: fraction of ceiling against the ceiling itself."""
+LIVE = "This machine (live)"
+
+
+def all_machines(df: pd.DataFrame, band: tuple[float, float],
+                 title: str = "How close real decode gets to the napkin") -> alt.Chart:
+    """Apple, discrete GPUs and CPUs (and a live run, drawn large): fraction of ceiling
+    against the ceiling itself."""
     families = [f for f in FAMILY_COLORS if f in set(df["family"])]
-    points = alt.Chart(df).mark_point(filled=True, size=80, opacity=0.85).encode(
+    points = alt.Chart(df).mark_point(filled=True, opacity=0.85).encode(
+        size=alt.condition(alt.datum.family == LIVE, alt.value(260), alt.value(80)),
         x=alt.X("ceiling_tokens_per_s:Q", title="napkin ceiling (tokens/s, log scale)",
                 scale=alt.Scale(type="log")),
         y=alt.Y("fraction_of_ceiling:Q", title="measured / ceiling",
@@ -104,8 +110,7 @@ def all_machines(df: pd.DataFrame, band: tuple[float, float]) -> alt.Chart:
     )
     shaded = _band(band[0], band[1], "y", "the essay's range")
     return responsive(shaded + points, 340, alt.Title(
-        "How close real decode gets to the napkin",
-        subtitle="each point: one published llama.cpp run against its own ceiling"))
+        title, subtitle="each point: one llama.cpp run against its own ceiling"))
 
 
 def quantization_lever(df: pd.DataFrame) -> alt.Chart:

@@ -1,0 +1,25 @@
+"""Command line: ``python -m napkin measure`` (and more subcommands as the book grows)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m napkin",
+                                     description="Napkin arithmetic for LLM inference hardware.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    from .measure import cli as measure_cli
+
+    measure = sub.add_parser("measure", help="measure this machine with llama.cpp",
+                             description=measure_cli.__doc__)
+    measure_cli.add_arguments(measure)
+    args = parser.parse_args(argv)
+    if args.command == "measure":
+        return measure_cli.main(args)
+    return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+if __name__ == "__main__":
+    sys.exit(main())

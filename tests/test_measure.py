@@ -1,0 +1,251 @@
+"""Live measurement: synthetic models, llama.cpp runners, probe, records, and faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from napkin import measure
+from napkin.measure import machine, record, runner, session, synthetic
+from napkin.measure.probe import read_bandwidth
+
+FIXTURES = Path(__file__).with_name("fixtures")
+TINY = synthetic.Shape(hidden_size=256, num_hidden_layers=1, num_attention_heads=4,
+                       num_key_value_heads=4, head_dim=64, intermediate_size=512,
+                       vocab_size=512, context_length=512)
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("models")
+    return {fmt: synthetic.write(root / f"tiny-{fmt}.gguf", TINY, fmt, seed=0)
+            for fmt in synthetic.FORMATS}
+
+
+@pytest.fixture(autouse=True)
+def isolated_results(tmp_path, monkeypatch):
+    """Results of tests go to a temporary folder, never the reader's results/."""
+    monkeypatch.setenv("NAPKIN_RESULTS", str(tmp_path / "results"))
+
+
+# -- synthetic models --------------------------------------------------------------------
+
+def test_same_seed_same_bytes_different_seed_different(tmp_path, tiny_models):
+    again = synthetic.write(tmp_path / "again.gguf", TINY, "Q8_0", seed=0)
+    other = synthetic.write(tmp_path / "other.gguf", TINY, "Q8_0", seed=1)
+    assert synthetic.sha256(again) == synthetic.sha256(tiny_models["Q8_0"])
+    assert synthetic.sha256(other) != synthetic.sha256(again)
+
+
+@pytest.mark.parametrize("fmt", synthetic.FORMATS)
+def test_synthetic_model_loads_and_file_is_bytes_per_token(tiny_models, fmt):
+    path = tiny_models[fmt]
+    inproc = runner.InProcess(threads=1)
+    model = inproc.load(path)
+    try:
+        info = inproc.model_info(model)
+    finally:
+        inproc.llama.llama_model_free(model)
+    # Everything after the header is tensor data, and llama.cpp counts exactly that.
+    assert path.stat().st_size - synthetic.data_offset(path) == info["model_bytes"]
+    assert info["model_bytes"] == synthetic.tensor_bytes(TINY, fmt)
+    assert info["n_vocab"] == TINY.vocab_size
+
+
+def test_shape_for_size_lands_near_the_target():
+    shape = synthetic.shape_for_size(400e6, "Q8_0")
+    size = synthetic.tensor_bytes(shape, "Q8_0")
+    per_layer = synthetic.tensor_bytes(synthetic.Shape(num_hidden_layers=2), "Q8_0") - \
+        synthetic.tensor_bytes(synthetic.Shape(num_hidden_layers=1), "Q8_0")
+    assert abs(size - 400e6) <= per_layer / 2
+
+
+@pytest.mark.parametrize("kwargs,message", [({"hidden_size": 100}, "multiple of 32"),
+                                            ({"num_key_value_heads": 3}, "multiple"),
+                                            ({"vocab_size": 10}, "vocab_size"),
+                                            ({"head_dim": 0}, "positive")])
+def test_bad_shapes(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        synthetic.Shape(**kwargs)
+
+
+def test_unknown_format():
+    with pytest.raises(ValueError, match="F16, Q8_0, Q4_0"):
+        synthetic.tensor_bytes(TINY, "Q5_K")
+
+
+def test_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
+    def explode(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(synthetic, "_random_blocks", explode)
+    with pytest.raises(OSError, match="disk full"):
+        synthetic.write(tmp_path / "m.gguf", TINY, "Q8_0")
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- runners -------------------------------------------------------------------------------
+
+def test_in_process_runner_measures_pp_and_tg(tiny_models):
+    out = runner.InProcess(threads=1).measure(tiny_models["Q8_0"], 16, 8, 2)
+    for kind, n in (("pp", 16), ("tg", 8)):
+        rate = out[kind]
+        assert rate.n_tokens == n and rate.tokens_per_s > 0 and len(rate.samples) == 2
+        assert rate.tokens_per_s == pytest.approx(sum(rate.samples) / 2)
+
+
+def test_summarise_is_mean_of_rates_not_total():
+    rate = runner.summarise("tg4", 4, [1.0, 2.0])
+    assert rate.tokens_per_s == pytest.approx((4 + 2) / 2)
+    assert rate.stddev == pytest.approx(1.41421356, rel=1e-6)
+    with pytest.raises(ValueError):
+        runner.summarise("tg4", 4, [])
+
+
+def test_recorded_llama_bench_json_parses():
+    text = (FIXTURES / "llama_bench_cpu.json").read_text()
+    rows = runner.parse_llama_bench_json(text)
+    assert {(r["n_prompt"], r["n_gen"]) for r in rows} == {(128, 0), (0, 64)}
+    assert all(r["avg_ts"] > 0 and r["model_size"] > 0 for r in rows)
+
+
+@pytest.mark.parametrize("text,message", [("", "not JSON"), ("garbage", "not JSON"),
+                                          ("[]", "non-empty list"),
+                                          ('[{"n_prompt": 1}]', "lacks n_gen")])
+def test_llama_bench_garbage_is_explained(text, message):
+    with pytest.raises(RuntimeError, match=message):
+        runner.parse_llama_bench_json(text)
+
+
+def _fake_llama_bench(tmp_path: Path, script: str) -> Path:
+    """A stand-in executable that misbehaves the way a broken llama-bench build can."""
+    path = tmp_path / "llama-bench"
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def test_llama_bench_exiting_nonzero(tmp_path, tiny_models):
+    fake = _fake_llama_bench(tmp_path, "echo 'error: failed to load model' >&2; exit 3\n")
+    with pytest.raises(RuntimeError, match="status 3: error: failed to load model"):
+        runner.LlamaBench(fake).measure(tiny_models["Q8_0"], 16, 8, 1)
+
+
+def test_llama_bench_printing_garbage(tmp_path, tiny_models):
+    fake = _fake_llama_bench(tmp_path, "echo 'Segmentation fault'\n")
+    with pytest.raises(RuntimeError, match="not JSON.*Segmentation fault"):
+        runner.LlamaBench(fake).measure(tiny_models["Q8_0"], 16, 8, 1)
+
+
+def test_missing_llama_bench():
+    with pytest.raises(runner.MeasurementUnavailable, match="--llama-bench"):
+        runner.LlamaBench("/nonexistent/llama-bench")
+
+
+def test_missing_and_corrupt_models(tmp_path):
+    inproc = runner.InProcess(threads=1)
+    with pytest.raises(ValueError, match="not found"):
+        inproc.measure(tmp_path / "nope.gguf", 8, 8, 1)
+    (tmp_path / "text.gguf").write_text("hello")
+    with pytest.raises(ValueError, match="not a GGUF file"):
+        inproc.measure(tmp_path / "text.gguf", 8, 8, 1)
+    (tmp_path / "cut.gguf").write_bytes(b"GGUF" + os.urandom(2000))
+    with pytest.raises(ValueError, match="could not load"):
+        inproc.measure(tmp_path / "cut.gguf", 8, 8, 1)
+
+
+def test_no_llama_cpp_installed_says_what_to_do():
+    code = ("import sys; sys.modules['llama_cpp'] = None\n"
+            "from napkin.measure import runner\n"
+            "try:\n    runner.InProcess()\n"
+            "except runner.MeasurementUnavailable as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "llama-cpp-python is not installed" in out.stdout and "make book" in out.stdout
+
+
+def test_cli_without_llama_cpp_fails_cleanly(tmp_path):
+    env = {**os.environ, "NAPKIN_RESULTS": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    code = ("import sys; sys.modules['llama_cpp'] = None\n"
+            "from napkin.__main__ import main; sys.exit(main(['measure', '--quick']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().startswith("error: llama-cpp-python is not installed")
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- resources -----------------------------------------------------------------------------
+
+def test_too_little_memory_or_disk(tmp_path, monkeypatch):
+    monkeypatch.setattr(machine, "available_memory_bytes", lambda: 10**6)
+    with pytest.raises(runner.MeasurementUnavailable, match="free memory.*--quick"):
+        session.ensure_room(tmp_path, 100e6, "a model")
+    monkeypatch.setattr(session.shutil, "disk_usage",
+                        lambda p: type("U", (), {"free": 10**6})())
+    with pytest.raises(runner.MeasurementUnavailable, match="disk.*NAPKIN_CACHE"):
+        session.ensure_room(tmp_path, 100e6, "a model")
+
+
+def test_probe_reports_spread_and_rejects_tiny_arrays():
+    result = read_bandwidth(array_bytes=128 * 2**20, passes=3)
+    assert result.best_bytes_per_s >= result.worst_bytes_per_s > 1e8
+    assert 0 <= result.spread < 1
+    with pytest.raises(ValueError, match="too small"):
+        read_bandwidth(array_bytes=2**20)
+
+
+# -- a quick measurement, end to end ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def quick_record(tmp_path_factory):
+    os.environ.setdefault("NAPKIN_CACHE", str(tmp_path_factory.mktemp("cache")))
+    return measure.run(measure.QUICK, progress=session.quiet)
+
+
+def test_quick_measurement_runs(quick_record):
+    run = quick_record["runs"][0]
+    assert run["pp"]["tokens_per_s"] > 0 and run["tg"]["tokens_per_s"] > 0
+    assert run["probe_best_bytes_per_s"] > 1e9
+    assert 0 < run["fraction_of_ceiling"] < 1.5
+    assert run["model_bytes"] == run["synthetic"]["tensor_bytes"]
+    assert quick_record["machine"]["cpu_model"]
+    json.dumps(quick_record)  # the record is plain JSON
+
+
+def test_results_are_saved_beside_never_over(quick_record, tmp_path):
+    first = record.save(quick_record, tmp_path)
+    second = record.save(quick_record, tmp_path)
+    assert first != second and first.exists() and second.exists()
+    assert record.load(first)["runs"] == quick_record["runs"]
+    assert not list(tmp_path.glob(".*partial"))
+    assert "fraction" in record.table(quick_record)
+    frame = record.frame(quick_record)
+    assert frame["family"].eq("This machine (live)").all()
+
+
+def test_bad_result_files(tmp_path):
+    with pytest.raises(ValueError, match="no result file"):
+        record.load(tmp_path / "none.json")
+    (tmp_path / "x.json").write_text("{")
+    with pytest.raises(ValueError, match="invalid JSON"):
+        record.load(tmp_path / "x.json")
+    (tmp_path / "y.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a napkin measurement"):
+        record.load(tmp_path / "y.json")
+
+
+def test_live_cell_without_llama_cpp_says_one_sentence():
+    code = ("import sys; sys.modules['llama_cpp'] = None\n"
+            "from napkin import measure\n"
+            "r = measure.live(measure.QUICK)\n"
+            "assert r is None\n"
+            "print(measure.sentence(r))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = [line for line in out.stdout.splitlines() if line]
+    assert lines[0].startswith("No live measurement on this machine: llama-cpp-python")
+    assert "make measure" in lines[1]
