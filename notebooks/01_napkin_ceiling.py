@@ -275,4 +275,5 @@ napkin.Figure(
     source="Live: napkin.measure (memory probe and llama.cpp on a synthetic model); "
            "published: as in the chart above.",
     live=True,
+    machine=measure.who(live),
 )

@@ -15,9 +15,20 @@ def main(argv: list[str] | None = None) -> int:
     measure = sub.add_parser("measure", help="measure this machine with llama.cpp",
                              description=measure_cli.__doc__)
     measure_cli.add_arguments(measure)
+    figures = sub.add_parser("figures", help="export every figure to SVG/PNG/PDF with its data")
+    figures.add_argument("--out", default="_build/figures", help="output folder")
     args = parser.parse_args(argv)
     if args.command == "measure":
         return measure_cli.main(args)
+    if args.command == "figures":
+        from pathlib import Path
+
+        from .exports import book_notebooks, export_all
+
+        written = export_all(Path(args.out), book_notebooks(),
+                             progress=lambda m: print(f"[figures] {m}", flush=True))
+        print(f"{len(written)} figures exported to {args.out}")
+        return 0
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 

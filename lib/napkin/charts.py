@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import altair as alt
 
@@ -82,7 +82,7 @@ class Figure:
     caption: str
     source: str
     live: bool = False
-    data_columns: list[str] = field(default_factory=list)
+    machine: str | None = None  # for a live figure: what it was measured on
 
     def __post_init__(self):
         if not _NAME.match(self.name):
@@ -99,7 +99,7 @@ class Figure:
 
     def metadata(self) -> dict:
         return {"name": self.name, "caption": self.caption, "source": self.source,
-                "live": self.live}
+                "live": self.live, "machine": self.machine}
 
     def html(self) -> str:
         spec = json.dumps(self.spec(), sort_keys=True, separators=(",", ":"))

@@ -33,6 +33,7 @@ class Erratum:
     conclusion_holds: bool
     explanation: str
     source: str
+    claims: tuple[str, ...] = ()  # the rows of data/essay_claims.csv this check covers
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -73,6 +74,36 @@ def fraction_band() -> Erratum:
                     "data (chapter 1) shows the range describes Q4_0 on Max and Ultra chips "
                     "only, while F16, Q8_0 and smaller chips sit well above it.",
         source="https://github.com/ggml-org/llama.cpp/discussions/4167",
+        claims=("decode_fraction_low", "decode_fraction_high", "m1_max_fraction",
+                "m2_max_fraction", "m1_ultra_fraction", "m2_ultra_fraction"),
+    )
+
+
+@check
+def essay_table_measurements() -> Erratum:
+    table = published.essay_table().set_index("chip")
+    keys = {"M1 Max": "m1_max", "M2 Max": "m2_max", "M1 Ultra": "m1_ultra", "M2 Ultra": "m2_ultra"}
+    mismatched = [chip for chip, key in keys.items()
+                  if table.loc[chip, "tokens_per_s"] != essay.claim(f"{key}_tg128")]
+    uplift = published.ultra_uplift(published.essay_table())
+    ratios = [round(uplift.loc[g, "speed_ratio"], 2) for g in ("M1", "M2")]
+    stated = [essay.claim("ultra_uplift_m1"), essay.claim("ultra_uplift_m2")]
+    chosen = ", ".join(f"{chip} {int(table.loc[chip, 'gpu_cores'])}-core"
+                       for chip in keys)
+    return Erratum(
+        topic="Measured tg128 of the four chips, and what Max to Ultra buys",
+        chapter="01_napkin_ceiling",
+        essay_says=", ".join(f"{essay.claim(k + '_tg128'):.2f}" for k in keys.values())
+                   + f" tok/s; Ultra over Max {stated[0]:.2f}x (M1), {stated[1]:.2f}x (M2)",
+        data_says=", ".join(f"{table.loc[c, 'tokens_per_s']:.2f}" for c in keys)
+                  + f" tok/s ({chosen}); {ratios[0]:.2f}x and {ratios[1]:.2f}x",
+        verdict="agrees" if not mismatched and ratios == stated else "inconsistent",
+        conclusion_holds=True,
+        explanation="The essay's figures are the largest GPU configuration of each chip; the "
+                    "smaller configurations in the same thread decode more slowly.",
+        source="https://github.com/ggml-org/llama.cpp/discussions/4167",
+        claims=("m1_max_tg128", "m2_max_tg128", "m1_ultra_tg128", "m2_ultra_tg128",
+                "ultra_uplift", "ultra_uplift_m1", "ultra_uplift_m2"),
     )
 
 
@@ -94,6 +125,7 @@ def model_size_units() -> Erratum:
                     f"llama-bench prints GiB. Reading {tensor_bytes / GiB:.2f} as GB would put "
                     f"the ceiling {GiB / GB - 1:.1%} too high.",
         source="https://huggingface.co/TheBloke/Llama-2-7B-GGUF",
+        claims=("q4_0_file_size",),
     )
 
 
@@ -112,6 +144,7 @@ def ceilings() -> Erratum:
         conclusion_holds=True,
         explanation="Bandwidth over file size, rounded to whole tokens per second.",
         source="https://huggingface.co/TheBloke/Llama-2-7B-GGUF",
+        claims=("ceiling_400", "ceiling_800", "max_bandwidth", "ultra_bandwidth"),
     )
 
 
@@ -133,4 +166,46 @@ def m3_ultra_bandwidth() -> Erratum:
                     f"Ultra runs; the difference moves their fraction of ceiling by "
                     f"{apple / listed - 1:.1%}.",
         source="https://github.com/ggml-org/llama.cpp/discussions/4167",
+    )
+
+
+@check
+def quantization_cut() -> Erratum:
+    f16, q4 = (published.llama2_7b_bytes_per_token(q) for q in ("F16", "Q4_0"))
+    apple = published.apple()
+    wide = apple.pivot_table(index="machine", columns="quant", values="tokens_per_s").dropna()
+    gain = (wide["Q4_0"] / wide["F16"]).median()
+    stated = essay.claim("quantization_cut")
+    return Erratum(
+        topic="What FP16 to 4-bit buys",
+        chapter="01_napkin_ceiling",
+        essay_says=f"roughly {stated:.0f}x fewer bytes per token, roughly {stated:.0f}x the ceiling",
+        data_says=f"Q4_0 stores {f16 / q4:.2f}x fewer bytes than F16 (its block scales cost "
+                  f"half a bit per weight); measured tg rose a median {gain:.2f}x on Apple chips",
+        verdict="rounding",
+        conclusion_holds=True,
+        explanation="The ceiling moves with the bytes, as the essay says; the measured speed "
+                    "moves less, because unpacking 4-bit blocks costs arithmetic.",
+        source="https://github.com/ggml-org/llama.cpp/discussions/4167",
+        claims=("quantization_cut",),
+    )
+
+
+@check
+def buying_rule() -> Erratum:
+    runs = published.all_machines()
+    discount = essay.claim("buying_discount") / 100
+    above = (runs["fraction_of_ceiling"] >= discount).mean()
+    return Erratum(
+        topic="The buying rule: discount the ceiling to half",
+        chapter="01_napkin_ceiling",
+        essay_says=f"treat {discount:.0%} of bandwidth / file size as the realistic ceiling",
+        data_says=f"{above:.0%} of {len(runs)} published runs reach at least {discount:.0%}; "
+                  f"the median reaches {runs['fraction_of_ceiling'].median():.0%}",
+        verdict="agrees",
+        conclusion_holds=True,
+        explanation="A conservative rule: most machines beat it, the big Apple chips at "
+                    "Q4_0 and very fast GPUs on small models do not.",
+        source="https://github.com/ggml-org/llama.cpp/discussions/15013",
+        claims=("buying_discount",),
     )

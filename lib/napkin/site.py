@@ -50,6 +50,21 @@ def mathjax_dir() -> Path:
 def _configure(app, config):
     config.html_static_path.append(str(STATIC))
     config.mathjax_path = MATHJAX
+    config.html_theme_options = {**config.html_theme_options, "extra_footer": version_stamp()}
+
+
+def version_stamp() -> str:
+    """The footer line: which commit and day the site was built from, and on what machine
+    its live figures were measured."""
+    from html import escape
+
+    from .exports import book_version
+    from .measure import machine
+
+    version = book_version()
+    return (f'<p class="napkin-stamp">Version {escape(version["commit"])}, built '
+            f'{version["date"]}. Live figures measured on '
+            f'{escape(machine.cpu_model())} while building.</p>')
 
 
 def _write(path: Path, text: str) -> None:
