@@ -105,7 +105,13 @@ class Visit:
             const charts = [...document.querySelectorAll('.napkin-chart')].map(el => {
                 const svg = el.querySelector('svg.marks');
                 const box = svg ? svg.getBoundingClientRect() : null;
-                return {id: el.id, drawn: el.dataset.drawn === 'true',
+                const svgBox = el.querySelector('svg.marks');
+                const frame = svgBox ? svgBox.getBoundingClientRect() : el.getBoundingClientRect();
+                const overflow = [...el.querySelectorAll('svg.marks text')].filter(t => {
+                    const b = t.getBoundingClientRect();
+                    return b.width > 0 && (b.right > frame.right + 1 || b.left < frame.left - 1);
+                }).map(t => t.textContent.slice(0, 40));
+                return {id: el.id, drawn: el.dataset.drawn === 'true', overflow,
                         error: el.classList.contains('napkin-chart-error') ? el.textContent : null,
                         marks: svg ? svg.querySelectorAll('path, rect, text, line').length : 0,
                         width: box ? box.width : 0, height: box ? box.height : 0,
@@ -165,6 +171,8 @@ def test_chapters_fit_a_phone(browser, site_url):
         for chart in result["charts"]:
             assert chart["width"] <= chart["container"] + 1, \
                 f"{page}: chart {chart['id']} is wider than its column at 400 px"
+            assert not chart["overflow"], \
+                f"{page}: chart {chart['id']} cuts off text at 400 px: {chart['overflow']}"
         assert result["scrollWidth"] <= result["viewport"] + 1, \
             f"{page}: the page scrolls sideways at 400 px"
         visit.close()

@@ -209,3 +209,33 @@ def buying_rule() -> Erratum:
         source="https://github.com/ggml-org/llama.cpp/discussions/15013",
         claims=("buying_discount",),
     )
+
+
+class Cards:
+    """The errata as one card each (a wide table does not fit a phone), differences first."""
+
+    def __init__(self, df: pd.DataFrame, chapters_url: str = "../notebooks/"):
+        order = df.assign(_agrees=df["verdict"] == "agrees").sort_values("_agrees", kind="stable")
+        self.df, self.url = order.drop(columns="_agrees"), chapters_url
+
+    def html(self) -> str:
+        from html import escape
+
+        cards = []
+        for _, e in self.df.iterrows():
+            holds = "the conclusion holds" if e["conclusion_holds"] else "the conclusion fails"
+            cards.append(
+                f'<div class="napkin-erratum napkin-verdict-{e["verdict"].replace(" ", "-")}">'
+                f'<p class="napkin-erratum-head"><strong>{escape(e["topic"])}</strong> '
+                f'<span class="napkin-badge">{escape(e["verdict"])}; {holds}</span></p>'
+                f'<dl><dt>The essay says</dt><dd>{escape(e["essay_says"])}</dd>'
+                f'<dt>The data says</dt><dd>{escape(e["data_says"])}</dd>'
+                f'<dt>Why it matters</dt><dd>{escape(e["explanation"])}</dd>'
+                f'<dt>Where</dt><dd><a href="{self.url}{e["chapter"]}.html">{e["chapter"]}</a>; '
+                f'source: <a href="{escape(e["source"])}">{escape(e["source"])}</a></dd></dl>'
+                f"</div>")
+        return "\n".join(cards)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        text = "\n".join(f"- {r.topic}: {r.verdict}" for r in self.df.itertuples())
+        return {"text/html": self.html(), "text/plain": text}

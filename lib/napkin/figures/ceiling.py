@@ -51,7 +51,8 @@ def essay_bars(table: pd.DataFrame) -> alt.Chart:
     )
     bars = base.mark_bar().encode(color=alt.Color(
         "kind:N", title=None, scale=alt.Scale(range=[PALETTE["ceiling"], PALETTE["apple"]])))
-    text = base.mark_text(align="left", dx=4, fontWeight=600).encode(
+    # values inside the bar ends: a label past the end would be cut off on a phone
+    text = base.mark_text(align="right", dx=-4, fontWeight=600, color="white").encode(
         text=alt.Text("tokens_per_s:Q", format=".1f"))
     return responsive(bars + text, 30 * len(df), alt.Title(
         "Napkin ceiling vs measured decode, Llama-2-7B Q4_0",
@@ -64,7 +65,7 @@ def fraction_strip(df: pd.DataFrame, band: tuple[float, float]) -> alt.Chart:
              .drop_duplicates().tolist())
     points = alt.Chart(df).mark_point(filled=True, size=70, opacity=0.9).encode(
         y=alt.Y("machine:N", sort=order, title=None),
-        x=alt.X("fraction_of_ceiling:Q", title="measured tg128 / napkin ceiling",
+        x=alt.X("fraction_of_ceiling:Q", title="fraction of ceiling",
                 axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("quant:N", title="Weights", sort=list(QUANT_COLORS),
                         scale=alt.Scale(domain=list(QUANT_COLORS),
@@ -167,7 +168,7 @@ def calculator(bandwidth_GB_per_s: float, model_GB: float, discount: float) -> a
         tooltip=[alt.Tooltip("size_GB:Q", title="Bytes/token (GB)", format=".1f"),
                  alt.Tooltip("ceiling:Q", title="Ceiling (tok/s)", format=".1f"),
                  alt.Tooltip("realistic:Q", title="Realistic (tok/s)", format=".1f")])
-    readout = alt.ExprRef(
-        "'Ceiling ' + format(bandwidth / model_size, ',.1f') + ' tok/s, realistic ' + "
-        "format(discount * bandwidth / model_size, ',.1f') + ' tok/s'")
+    readout = alt.ExprRef(  # two lines, so the readout fits a phone
+        "['Ceiling ' + format(bandwidth / model_size, ',.1f') + ' tok/s,', 'realistic ' + "
+        "format(discount * bandwidth / model_size, ',.1f') + ' tok/s']")
     return responsive((curve + point).add_params(bw, size, disc), 320, alt.Title(readout))

@@ -8,6 +8,34 @@
     actions: { export: true, source: false, compiled: false, editor: false },
     downloadFileName: "chart"
   };
+  // Vega does not wrap titles or reflow legends: on a narrow column, break long titles
+  // into lines and stack legend entries, so nothing is cut off on a phone.
+  function wrap(text, width, fontPx) {
+    var perLine = Math.max(16, Math.floor((width - 12) / (0.62 * fontPx)));
+    var lines = [], line = "";
+    text.split(/\s+/).forEach(function (word) {
+      if (line && (line + " " + word).length > perLine) { lines.push(line); line = word; }
+      else { line = line ? line + " " + word : word; }
+    });
+    if (line) { lines.push(line); }
+    return lines.length > 1 ? lines : text;
+  }
+
+  function fitToWidth(spec, width) {
+    var s = JSON.parse(JSON.stringify(spec));
+    if (s.title) {
+      var t = typeof s.title === "string" ? { text: s.title } : s.title;
+      if (typeof t.text === "string") { t.text = wrap(t.text, width, 16.5); }  // bold 15 px
+      if (typeof t.subtitle === "string") { t.subtitle = wrap(t.subtitle, width, 12); }
+      s.title = t;
+    }
+    if (width < 560) {
+      s.config = s.config || {};
+      s.config.legend = Object.assign({}, s.config.legend, { columns: 1 });
+    }
+    return s;
+  }
+
   window.napkinDraw = function (id, spec) {
     var el = document.getElementById(id);
     if (!el) { return; }
@@ -18,7 +46,8 @@
       return;
     }
     var options = Object.assign({}, EMBED_OPTIONS, { downloadFileName: el.parentNode.id || id });
-    window.vegaEmbed(el, spec, options).then(function () {
+    var fitted = fitToWidth(spec, el.clientWidth || 600);
+    window.vegaEmbed(el, fitted, options).then(function () {
       el.setAttribute("data-drawn", "true");
     }).catch(function (err) {
       el.textContent = "This chart failed to draw: " + err.message;
