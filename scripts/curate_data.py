@@ -170,12 +170,185 @@ def gguf_sizes(research: Path) -> list[dict]:
     return rows
 
 
+
+# -- chapter 6: paged attention ---------------------------------------------------------------
+
+VLLM_PAPER = "vLLM / PagedAttention (Kwon et al.)"
+VLLM_ARXIV = "https://arxiv.org/abs/2309.06180 (SOSP 2023, https://doi.org/10.1145/3600006.3613165)"
+#: The research rows the chapter uses, found by a phrase of their quote and given a stable name.
+SERVING_CLAIMS = {
+    "vllm_throughput_gain": "improves the throughput of popular LLMs by 2-4x",
+    "existing_token_states": "only 20.4% - 38.2% of the KV cache memory",
+    "opt13b_kv_per_token": "the KV cache of a single token demands 800 KB",
+    "opt13b_kv_per_request": "can be as much as 1.6 GB",
+    "rate_vs_orca_oracle": "1.7x-2.7x higher request rates compared to Orca (Oracle)",
+    "rate_vs_orca_max": "^2.7x-8x compared to Orca (Max)",  # ^: the quote starts so
+    "batch_vs_orca_fig13a": "processes 2.2x more requests at the same time",
+    "rate_vs_fastertransformer": "up to 22x higher request rates",
+    "default_block_size": "default block size as 16",
+    "dataset_length_ratio": "8.4x longer input prompts and 5.8x longer outputs",
+    "blog_existing_waste": "waste 60% – 80% of memory",
+    "blog_paged_waste": "a mere waste of under 4%",
+}
+# How the printed numbers were read: the figures' labels come from secondary transcriptions
+# (no machine-readable copy of the PDF's figures was available), cross-checked against the text.
+FIGURE_READING = ("label printed on the figure; transcribed from independent secondary readings "
+                  "of the figure that agree")
+FIG13_READING = ("label printed on the figure; transcribed from one secondary reading of the "
+                 "figure, consistent with the text's 2.2x and 4.3x (tests/test_data.py)")
+TABLE_READING = ("printed in the table; transcribed from two secondary readings that agree, "
+                 "consistent with the text's 800 KB per token (tests/test_data.py)")
+TEXT_READING = "read from a full-text copy of the paper"
+# Fig. 2 bar labels: (system, segment) -> % of KV cache memory. Orca (Oracle) has no internal
+# fragmentation segment and only vLLM's token-state share is printed.
+FIG2 = {("Orca (Max)", "token states"): 20.4, ("Orca (Max)", "reservation"): 13.3,
+        ("Orca (Max)", "internal fragmentation"): 57.3,
+        ("Orca (Max)", "external fragmentation and others"): 8.9,
+        ("Orca (Pow2)", "token states"): 26.8, ("Orca (Pow2)", "reservation"): 17.9,
+        ("Orca (Pow2)", "internal fragmentation"): 13.6,
+        ("Orca (Pow2)", "external fragmentation and others"): 41.6,
+        ("Orca (Oracle)", "token states"): 38.2, ("Orca (Oracle)", "reservation"): 25.2,
+        ("Orca (Oracle)", "external fragmentation and others"): 36.6,
+        ("vLLM", "token states"): 96.3}
+# Fig. 13 bar labels: average number of batched requests, OPT-13B.
+FIG13 = {("ShareGPT", "Orca (Max)"): 7.00, ("ShareGPT", "Orca (Pow2)"): 9.81,
+         ("ShareGPT", "Orca (Oracle)"): 13.62, ("ShareGPT", "vLLM"): 30.42,
+         ("Alpaca", "Orca (Max)"): 7.00, ("Alpaca", "Orca (Pow2)"): 43.24,
+         ("Alpaca", "Orca (Oracle)"): 72.75, ("Alpaca", "vLLM"): 132.44}
+# Fig. 11 legends: mean lengths in tokens.
+FIG11 = {("ShareGPT", "input"): 161.31, ("ShareGPT", "output"): 337.99,
+         ("Alpaca", "input"): 19.31, ("Alpaca", "output"): 58.45}
+# Table 1, the 13B column (the one GPU configuration the chapter reproduces).
+TABLE1_13B = {"gpu_memory": (40, "GB (as printed)", "Total GPU memory"),
+              "parameter_size": (26, "GB (as printed)", "Parameter size"),
+              "kv_memory": (12, "GB (as printed)", "Memory for KV cache"),
+              "kv_slots": (15700, "tokens (printed as 15.7K)", "Max. # KV cache slots")}
+VLLM_BLOCK_MANAGER = ("https://github.com/vllm-project/vllm/blob/"
+                      "9a4b60a4c91d972116c01e818048ab8868542d62/vllm/core/block_manager.py")
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text.lower()).strip("_").replace("__", "_")
+
+
+def _claim(claim, location, quote, low, high, unit, *, paper=VLLM_PAPER, source=VLLM_ARXIV,
+           baseline="", model="", hardware="", workload="", verification=TEXT_READING, note=""):
+    return {"claim": claim, "paper": paper, "location": location, "quote": quote,
+            "value_low": low, "value_high": high, "unit": unit, "baseline": baseline,
+            "model": model, "hardware": hardware, "workload": workload, "source_url": source,
+            "verification": verification, "note": note}
+
+
+def serving_claims(research: Path) -> list[dict]:
+    """The vLLM paper's claims the chapter recomputes: the research rows it uses (named),
+    plus numbers printed in the paper's figures and tables and vLLM's admission default."""
+    found = read(research / "serving_papers_claims.csv")
+    rows = []
+    for claim, phrase in SERVING_CLAIMS.items():
+        quote = (lambda r: r["quote"].replace("\u00d7", "x"))
+        hits = [r for r in found if (quote(r).startswith(phrase[1:]) if phrase.startswith("^")
+                                     else phrase in quote(r))]
+        if len(hits) != 1:
+            raise SystemExit(f"{claim}: {len(hits)} research rows quote {phrase!r}")
+        rows.append({"claim": claim, **{k: v for k, v in hits[0].items() if k != "claim"}})
+    rows.append(_claim(
+        "vllm_near_zero_waste", "Abstract",
+        "vLLM, an LLM serving system that achieves (1) near-zero waste in KV cache memory",
+        "", "", "", note="Words only; Fig. 2 gives the number (vllm token states)."))
+    rows.append(_claim(
+        "orca_buddy_allocator", "§6.1 Baseline 2: Orca",
+        "We assume Orca uses the buddy allocation algorithm to determine the memory address "
+        "to store KV cache.", "", "", ""))
+    rows.append(_claim(
+        "orca_max_reservation", "§6.1 Baseline 2: Orca",
+        "Orca (Max). We assume the system always reserves the space up to the maximum "
+        "sequence length of the model, i.e., 2048 tokens.", 2048, 2048, "tokens",
+        model="OPT"))
+    rows.append(_claim(
+        "orca_pow2_reservation", "§6.1 Baseline 2: Orca",
+        "Orca (Pow2). We assume the system over-reserves the space for outputs by at most 2x. "
+        "For example, if the true output length is 25, it reserves 32 positions for outputs.",
+        2, 2, "x (most over-reservation of the output)"))
+    rows.append(_claim(
+        "vllm_preempt_latest", "§4.5 Scheduling and Preemption",
+        "When vLLM needs to preempt requests, it ensures that the earliest arrived requests are "
+        "served first and the latest requests are preempted first.", "", "", ""))
+    for (system, segment), value in FIG2.items():
+        rows.append(_claim(
+            f"fig2_{_slug(system)}_{_slug(segment)}", "Fig. 2 (bar labels)",
+            f"{system}: {segment} {value}", value, value, "% of KV cache memory",
+            baseline=system, model="OPT-13B", hardware="A100",
+            workload="experiment of §6.2", verification=FIGURE_READING,
+            note="Fig. 2 caption: average percentage of memory wastes during the experiment "
+                 "in §6.2." + (" The bar's other segments carry no label." if system == "vLLM"
+                               else "")))
+    for (dataset, system), value in FIG13.items():
+        rate = {"ShareGPT": "2 reqs/s", "Alpaca": "30 reqs/s"}[dataset]
+        rows.append(_claim(
+            f"fig13_{_slug(dataset)}_{_slug(system)}", "Fig. 13 (bar labels)",
+            f"{system}: {value:.2f} batched requests ({dataset}, {rate})", value, value,
+            "requests in the batch (average)", baseline=system, model="OPT-13B",
+            hardware="A100", workload=f"{dataset} trace at {rate}",
+            verification=FIG13_READING))
+    for (dataset, side), value in FIG11.items():
+        rows.append(_claim(
+            f"fig11_{_slug(dataset)}_{side}_mean", "Fig. 11 (legend)",
+            f"{dataset} {side.capitalize()} (mean: {value})", value, value,
+            "tokens (mean length)", workload=dataset, verification=FIGURE_READING,
+            note="Histograms of the tokenized datasets: a spike at short lengths and a long "
+                 "tail towards 2,000 tokens."))
+    for key, (value, unit, label) in TABLE1_13B.items():
+        rows.append(_claim(
+            f"table1_13b_{key}", "Table 1 (13B column)", f"{label}: {value}", value, value, unit,
+            model="OPT-13B", hardware="A100 (40 GB)", verification=TABLE_READING,
+            note="The table's GB are binary: 12 x 2^30 bytes / 800 KiB per token = 15,729 "
+                 "slots, the printed 15.7K." if key in ("kv_memory", "kv_slots") else ""))
+    rows.append(_claim(
+        "vllm_admission_watermark", "vllm/core/block_manager.py (SelfAttnBlockSpaceManager)",
+        "watermark: float = 0.01 ... if num_free_gpu_blocks - num_required_blocks >= "
+        "self.watermark_blocks: return AllocStatus.OK", 0.01, 0.01,
+        "fraction of KV blocks kept free when admitting", paper="vLLM source code",
+        source=VLLM_BLOCK_MANAGER, verification="read from the source file at this commit",
+        note="A waiting request is admitted only if its prompt's blocks leave this share of "
+             "all blocks free (\"to avoid frequent cache eviction\")."))
+    return rows
+
+
+OPT_PAPER = "https://arxiv.org/abs/2205.01068 (Table 1)"
+
+
+def serving_models(research: Path) -> list[dict]:
+    """The two models the paging chapter serves: OPT-13B (the paper's) and Llama-3.3-70B."""
+    rows = []
+    for r in read(research / "model_configs.csv"):
+        if r["model"] == "Llama-3.3-70B":
+            rows.append({"model": r["model"], "layers": r["layers"],
+                         "hidden_size": r["hidden_size"], "attention_heads": r["attention_heads"],
+                         "kv_heads": r["kv_heads"], "head_dim": r["head_dim"],
+                         "total_params_B": r["total_params_B_computed"],
+                         "max_context_tokens": r["max_context_tokens"],
+                         "source_url": r["source_url"],
+                         "note": "total_params_B computed from the config (stated: "
+                                 f"{r['total_params_B_stated']} B). " + r["note"]})
+    if len(rows) != 1:
+        raise SystemExit("model_configs.csv has no single Llama-3.3-70B row")
+    rows.append({"model": "OPT-13B", "layers": 40, "hidden_size": 5120, "attention_heads": 40,
+                 "kv_heads": 40, "head_dim": 128, "total_params_B": 13,
+                 "max_context_tokens": 2048, "source_url": f"{OPT_PAPER}; {VLLM_ARXIV}",
+                 "note": "Layers, hidden size and the 2,048-token limit as the vLLM paper "
+                         "states them (§3); 40 heads from the OPT paper's Table 1 (multi-head "
+                         "attention, so kv_heads = heads). 13 B is the nominal size; the vLLM "
+                         "paper's Table 1 lists 26 GB of FP16 parameters."})
+    return rows
+
 TABLES = {
     "hardware_specs.csv": hardware,
     "apple_silicon_llama2_7b.csv": apple,
     "gpu_llama2_7b_q4_0.csv": gpus,
     "cpu_llamacpp.csv": cpus,
     "llama2_7b_gguf_sizes.csv": gguf_sizes,
+    "serving_papers_claims.csv": serving_claims,
+    "serving_models.csv": serving_models,
 }
 
 

@@ -17,7 +17,11 @@ UNIT_SUFFIXES = ("_GB_per_s", "_GB", "_GiB", "_bytes", "_tok_per_s", "_TFLOPS", 
                  "_tokens", "_s", "_ms")
 #: Numeric columns that are counts or self-describing (documented in data/README.md).
 UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_attention",
-            "value", "stated_size", "context_depth_tokens"}
+            "value", "stated_size", "context_depth_tokens",
+            # architecture counts (serving_models.csv)
+            "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
+            # the unit is in the same row's `unit` column (serving_papers_claims.csv)
+            "value_low", "value_high"}
 SOURCE = re.compile(r"(?:https?://\S+|^essay#[a-z0-9-]+$)")
 
 
@@ -79,3 +83,54 @@ def test_essay_claims_are_unique_and_sourced_to_a_section():
     df = pd.read_csv(DATA / "essay_claims.csv")
     assert df["claim"].is_unique
     assert df["source_url"].str.startswith("essay#").all()
+
+
+@pytest.mark.parametrize("path", TABLES, ids=lambda p: p.name)
+def test_a_number_whose_unit_is_in_a_unit_column_has_one(path):
+    df = pd.read_csv(path)
+    if "unit" not in df.columns:
+        return
+    numbers = df.select_dtypes("number").notna().any(axis=1)
+    missing = df[numbers & df["unit"].isna()]
+    assert missing.empty, f"{path.name}: numbers without a unit in rows {missing.index.tolist()}"
+
+
+def _claims():
+    df = pd.read_csv(DATA / "serving_papers_claims.csv")
+    assert df["claim"].is_unique
+    return df.set_index("claim")["value_low"]
+
+
+def test_vllm_figure_labels_agree_with_the_papers_text():
+    c = _claims()
+    # Fig. 13a against the text's "2.2x more requests than Orca (Oracle) and 4.3x than Max"
+    fig13 = c["fig13_sharegpt_vllm"]
+    assert round(fig13 / c["fig13_sharegpt_orca_oracle"], 1) == c["batch_vs_orca_fig13a"]
+    text_max = pd.read_csv(DATA / "serving_papers_claims.csv").set_index("claim")
+    assert round(fig13 / c["fig13_sharegpt_orca_max"], 1) == \
+        text_max.loc["batch_vs_orca_fig13a", "value_high"]
+    # Fig. 11's means against "8.4x longer input prompts and 5.8x longer outputs"
+    ratio_in = c["fig11_sharegpt_input_mean"] / c["fig11_alpaca_input_mean"]
+    ratio_out = c["fig11_sharegpt_output_mean"] / c["fig11_alpaca_output_mean"]
+    assert round(ratio_in, 1) == c["dataset_length_ratio"]
+    assert round(ratio_out, 1) == text_max.loc["dataset_length_ratio", "value_high"]
+    # Fig. 2: every fully labelled bar sums to 100 % (to the labels' rounding)
+    for system in ("orca_max", "orca_pow2", "orca_oracle"):
+        parts = c[[k for k in c.index if k.startswith(f"fig2_{system}_")]]
+        assert abs(parts.sum() - 100) <= 0.15, (system, parts.sum())
+    # the 20.4 %-38.2 % of the text are the lowest and highest token-state labels of Fig. 2
+    orca = [c[f"fig2_{s}_token_states"] for s in ("orca_max", "orca_pow2", "orca_oracle")]
+    assert (min(orca), max(orca)) == (c["existing_token_states"],
+                                      text_max.loc["existing_token_states", "value_high"])
+
+
+def test_table1_kv_slots_are_binary_gigabytes_over_800_kib():
+    c = _claims()
+    opt = pd.read_csv(DATA / "serving_models.csv").set_index("model").loc["OPT-13B"]
+    # the paper's own product for OPT-13B (section 3): K and V x hidden x layers x FP16 bytes
+    per_token = 2 * opt["hidden_size"] * opt["layers"] * 2
+    assert per_token == c["opt13b_kv_per_token"] * 1024
+    slots = c["table1_13b_kv_memory"] * 2**30 / per_token
+    assert round(slots / 1000, 1) * 1000 == c["table1_13b_kv_slots"]
+    assert round(c["table1_13b_kv_memory"] * 1e9 / per_token / 1000, 1) * 1000 != \
+        c["table1_13b_kv_slots"], "with decimal GB the printed slot count would not follow"
