@@ -186,6 +186,7 @@ SERVING_CLAIMS = {
     "batch_vs_orca_fig13a": "processes 2.2x more requests at the same time",
     "rate_vs_fastertransformer": "up to 22x higher request rates",
     "default_block_size": "default block size as 16",
+    "kernel_overhead": "20-26% higher attention kernel latency",
     "dataset_length_ratio": "8.4x longer input prompts and 5.8x longer outputs",
     "blog_existing_waste": "waste 60% – 80% of memory",
     "blog_paged_waste": "a mere waste of under 4%",

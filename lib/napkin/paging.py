@@ -733,7 +733,8 @@ def compare(d: Deployment, wl: Workload, *, n_requests: int = DEFAULT_REQUESTS,
     for a, res in results.items():
         rows.append({"allocator": a, "label": res.label, **res.shares(),
                      "mean_batch": res.mean_batch, "tokens_per_s": throughput(res, d),
-                     "preemptions": res.preemptions})
+                     "preemptions": res.preemptions, "recomputed_tokens": res.recomputed_tokens,
+                     "requests": res.n_requests})
     df = pd.DataFrame(rows)
     paged = df.set_index("allocator").loc["paged"]
     df["batch_gain"] = paged["mean_batch"] / df["mean_batch"]
@@ -744,19 +745,24 @@ def compare(d: Deployment, wl: Workload, *, n_requests: int = DEFAULT_REQUESTS,
 def paper_reproduction(n_requests: int = DEFAULT_REQUESTS, seed: int = SEED) -> pd.DataFrame:
     """The paper's setting (OPT-13B, 12 GiB of KV memory, ShareGPT, 2,048 tokens) with the
     paper's Fig. 2 and Fig. 13 beside each allocator's simulated figures."""
-    return _paper_reproduction(n_requests, seed).copy()
+    return _paper_run(n_requests, seed)[0].copy()
+
+
+def paper_results(n_requests: int = DEFAULT_REQUESTS, seed: int = SEED) -> dict[str, Result]:
+    """The runs behind :func:`paper_reproduction`, each with a snapshot of its memory."""
+    return dict(_paper_run(n_requests, seed)[1])
 
 
 @lru_cache(maxsize=None)
-def _paper_reproduction(n_requests: int, seed: int) -> pd.DataFrame:
+def _paper_run(n_requests: int, seed: int) -> tuple[pd.DataFrame, dict]:
     d = paper_deployment()
-    df, _ = compare(d, workload("ShareGPT"), n_requests=n_requests, seed=seed,
-                    max_len=int(paper_claim("orca_max_reservation")))
+    df, results = compare(d, workload("ShareGPT"), n_requests=n_requests, seed=seed,
+                          max_len=int(paper_claim("orca_max_reservation")), snapshot=True)
     df["paper_token_share"] = [paper_claim(f"fig2_{PAPER_SYSTEMS[a]}_token_states") / 100
                                for a in df["allocator"]]
     df["paper_batch"] = [paper_claim(f"fig13_sharegpt_{PAPER_SYSTEMS[a]}")
                          for a in df["allocator"]]
-    return df
+    return df, results
 
 
 def block_size_sweep(d: Deployment, workloads: list[Workload], block_sizes: list[int], *,
