@@ -51,7 +51,9 @@
 #
 # with $W$ the bytes of the weights and $L_i$ the length of sequence $i$: while decoding is
 # memory-bound, a bigger batch costs only its extra cache reads, so tokens per second grow
-# almost in proportion to it.
+# almost in proportion to it. (This is the roofline of the chapter on the H100's ridge point,
+# kept in one function, `napkin.paging.step_seconds`, so that the book's roofline module can
+# take it over.)
 
 # %% tags=["remove-cell"]
 import numpy as np
@@ -171,7 +173,7 @@ napkin.Figure(
 # paper's {glue:text}`max_paper:.1%`; Orca (Pow2) {glue:text}`pow2_token:.1%` against
 # {glue:text}`pow2_paper:.1%`; Orca (Oracle) {glue:text}`oracle_token:.1%` against
 # {glue:text}`oracle_paper:.1%`; paging {glue:text}`paged_token:.1%` against
-# {glue:text}`paged_paper:.1%`. One bar comes out exactly, because it is pure arithmetic:
+# {glue:text}`paged_paper:.1%`. One segment comes out exactly, because it is pure arithmetic:
 # only {glue:text}`max_paper_batch:.0f` chunks of {glue:text}`max_len:,d` tokens fit in
 # {glue:text}`capacity:,d` slots, so Orca (Max) strands {glue:text}`max_external:.1%` of its
 # memory, the paper's {glue:text}`max_external_paper:.1%`.
@@ -325,11 +327,12 @@ assert batch_dev.idxmax() == "oracle"
 # Poisson arrivals for an hour and reported the request rate each sustained at a given
 # normalized latency, while we run a full queue and report throughput, which bounds that
 # rate but says nothing about latency; its numbers include vLLM's real kernels, whose
-# attention kernel runs {glue:text}`kernel_low:.0f`–{glue:text}`kernel_high:.0f` % slower than FasterTransformer's (§7.1), its scheduler's
-# separate prefill iterations and limits, and its GPU's actual speed, where ours come from a
-# roofline; and its Orca baselines are its own reimplementations, not Orca itself. Where the
-# paper's bars and ours differ by a few points, those are the candidates, together with the
-# exact shape of the length distributions, which the next section varies.
+# attention kernel runs {glue:text}`kernel_low:.0f`–{glue:text}`kernel_high:.0f` % slower
+# than FasterTransformer's (§7.1), its scheduler's separate prefill iterations and limits,
+# and its GPU's actual speed, where ours come from a roofline; and its Orca baselines are
+# its own reimplementations, not Orca itself. Where the paper's bars and ours differ by a
+# few points, those are the candidates, together with the exact shape of the length
+# distributions, which the next section varies.
 
 # %% [markdown]
 # ## What the paper leaves to the reader
@@ -455,8 +458,8 @@ glue("kv_bits", 8 * h100.kv_dtype_bytes)
 # {glue:text}`h100_weights_gb:.1f` GB of the H100's {glue:text}`h100_capacity_gb:.0f` GB;
 # setting aside the same {glue:text}`overhead_share:.0%` for activations and the runtime as
 # the paper's Table 1 does leaves {glue:text}`h100_kv_gb:.2f` GB for the cache, which at
-# {glue:text}`h100_kv_kib:.0f` KiB per token ({glue:text}`kv_bits:.0f`-bit keys and values, grouped-query
-# attention) is {glue:text}`h100_slots:,d` token slots. That is not one sequence at the
+# {glue:text}`h100_kv_kib:.0f` KiB per token ({glue:text}`kv_bits:.0f`-bit keys and values,
+# grouped-query attention) is {glue:text}`h100_slots:,d` token slots. That is not one sequence at the
 # model's full {glue:text}`h100_context:,d`-token context, so a contiguous engine must cap
 # the length it reserves for; the chart varies that cap.
 
