@@ -459,9 +459,9 @@ glue("kv_bits", 8 * h100.kv_dtype_bytes)
 # setting aside the same {glue:text}`overhead_share:.0%` for activations and the runtime as
 # the paper's Table 1 does leaves {glue:text}`h100_kv_gb:.2f` GB for the cache, which at
 # {glue:text}`h100_kv_kib:.0f` KiB per token ({glue:text}`kv_bits:.0f`-bit keys and values,
-# grouped-query attention) is {glue:text}`h100_slots:,d` token slots. That is not one sequence at the
-# model's full {glue:text}`h100_context:,d`-token context, so a contiguous engine must cap
-# the length it reserves for; the chart varies that cap.
+# grouped-query attention) is {glue:text}`h100_slots:,d` token slots. That is not one
+# sequence at the model's full {glue:text}`h100_context:,d`-token context, so a contiguous
+# engine must cap the length it reserves for; the chart varies that cap.
 
 # %% tags=["hide-input"]
 napkin.Figure(
