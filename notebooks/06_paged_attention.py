@@ -197,7 +197,8 @@ napkin.Figure(
 # The next chart follows the share of memory holding tokens through the whole run, on a
 # clock from equation {eq}`eq-paging-step` with the FLOP/s and bandwidth of the
 # {glue:text}`a100_data_gb:.0f` GB A100 in `data/` (the paper's {glue:text}`a100_paper_gb:.0f`
-# GB part reads memory more slowly, which stretches every line by about the same factor). The engine fills, runs full while the queue lasts, and drains.
+# GB part reads memory more slowly, which stretches every line by about the same factor).
+# The engine fills, runs full while the queue lasts, and drains.
 
 # %% tags=["hide-input"]
 timed = {a: paging.timed(r, deployment) for a, r in results.items()}
