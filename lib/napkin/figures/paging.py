@@ -46,7 +46,9 @@ def waste_bars(repro: pd.DataFrame, setting: str) -> alt.Chart:
                 "external_fragmentation_and_others": "External fragmentation"}
     rows, order = [], []
     for _, r in repro.iterrows():
-        sim_bar, paper_bar = f"{r['label']}, simulated", f"{r['label']}, paper (Fig. 2)"
+        short = r["label"].split(" (")[0] if r["allocator"] == "paged" else \
+            r["label"].removeprefix("Orca (").rstrip(")")
+        sim_bar, paper_bar = f"{short}, simulated", f"{short}, paper"
         order += [sim_bar, paper_bar]
         for c in paging.CATEGORIES:
             rows.append({"bar": sim_bar, "label": r["label"], "source": "simulated",
@@ -67,7 +69,7 @@ def waste_bars(repro: pd.DataFrame, setting: str) -> alt.Chart:
     domain = [c for c in CATEGORY_COLORS if c in set(df["category"])]
     df["stack"] = df["category"].map({c: i for i, c in enumerate(domain)})
     chart = alt.Chart(df).mark_bar().encode(
-        y=alt.Y("bar:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)),
+        y=alt.Y("bar:N", sort=order, title=None, axis=alt.Axis(labelLimit=120)),
         x=alt.X("share:Q", stack="zero", title="share of KV cache memory",
                 axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
         color=_category_color(domain),
@@ -97,7 +99,7 @@ def timeline(timed: dict[str, pd.DataFrame], capacity_tokens: int, title: str,
     df = pd.concat([_binned(tl, capacity_tokens, bins).assign(label=paging.LABELS[a])
                     for a, tl in timed.items()], ignore_index=True)
     chart = alt.Chart(df).mark_line(strokeWidth=2).encode(
-        x=alt.X("time_s:Q", title="time since the queue formed (s, roofline estimate)"),
+        x=alt.X("time_s:Q", title="time (s, roofline estimate)"),
         y=alt.Y("utilisation:Q", title="KV memory holding tokens", axis=alt.Axis(format="%"),
                 scale=alt.Scale(domain=[0, 1])),
         color=_allocator_color(),
@@ -127,7 +129,7 @@ def strips(df: pd.DataFrame) -> alt.Chart:
         f"request {o[0]}" if len(o) == 1 else f"{len(o)} requests"))
     data = data.drop(columns="owners")
     chart = alt.Chart(data).mark_rect(stroke=None).encode(
-        x=alt.X("start:Q", title="KV memory (token slots, by address)",
+        x=alt.X("start:Q", title="token slots, by address",
                 scale=alt.Scale(domain=[0, int(df["end"].max())], nice=False)),
         x2="end:Q",
         y=alt.Y("label:N", sort=_LABELS, title=None),
@@ -156,9 +158,10 @@ def block_size_slider(sweep: pd.DataFrame, start: int = paging.DEFAULT_BLOCK_SIZ
     parts = []
     for wl, g in df.groupby("workload", sort=False):
         values = json.dumps([round(float(v), 4) for v in g.sort_values("exp")["waste"]])
-        parts.append(f"'{wl} ' + format({values}[block_exp - {exps[0]}], '.1%')")
-    readout = alt.ExprRef("'Block size ' + pow(2, block_exp) + ' tokens: waste ' + "
-                          + " + ', ' + ".join(parts))
+        parts.append(f"'{wl} wastes ' + format({values}[block_exp - {exps[0]}], '.1%')")
+    # one line each, so the readout fits a phone
+    readout = alt.ExprRef("['Tokens per block: ' + pow(2, block_exp), "
+                          + ", ".join(parts) + "]")
     tips = [alt.Tooltip("workload:N", title="Workload"),
             alt.Tooltip("block_size:Q", title="Block size (tokens)"),
             alt.Tooltip("waste:Q", title="Not holding tokens", format=".1%"),
@@ -177,8 +180,11 @@ def block_size_slider(sweep: pd.DataFrame, start: int = paging.DEFAULT_BLOCK_SIZ
         color=color, tooltip=tips)
     lines = base.mark_line(strokeWidth=2) + base.mark_point(filled=True, size=40)
     chosen = base.transform_filter("datum.exp == block_exp")
+    # labels turn to the left near the right edge, so none runs off a phone screen
+    late = f"block_exp > {exps[-1] - 2}"
     marks = chosen.mark_point(filled=True, size=180) + chosen.mark_text(
-        align="left", dx=9, fontWeight=600).encode(text=alt.Text("waste:Q", format=".1%"))
+        align=alt.ExprRef(f"{late} ? 'right' : 'left'"), dx=alt.ExprRef(f"{late} ? -10 : 10"),
+        fontWeight=600).encode(text=alt.Text("waste:Q", format=".1%"))
     rule = alt.Chart(pd.DataFrame({"row": [0]})).transform_calculate(
         block_size="pow(2, block_exp)").mark_rule(color="#8a8378", strokeDash=[4, 3]).encode(
         x="block_size:Q")
@@ -196,7 +202,7 @@ def spread(sweep: pd.DataFrame, sigma_used: float = paging.DEFAULT_SIGMA) -> alt
             alt.Tooltip("mean_input_tokens:Q", title="Mean prompt (tokens)", format=".0f"),
             alt.Tooltip("mean_output_tokens:Q", title="Mean output (tokens)", format=".0f")]
     base = alt.Chart(df).encode(
-        x=alt.X("sigma:Q", title="spread of request lengths (sigma of log length)",
+        x=alt.X("sigma:Q", title="spread (sigma of log length)",
                 scale=alt.Scale(domain=[float(df["sigma"].min()), float(df["sigma"].max())],
                                 nice=False)),
         y=alt.Y("token:Q", title="KV memory holding tokens", axis=alt.Axis(format="%"),
@@ -223,7 +229,7 @@ def h100(sweep: pd.DataFrame, title: str) -> alt.Chart:
     df = sweep[["label", "max_len", "tokens_per_s", "mean_batch", "throughput_gain", "token"]]
     lens = sorted(df["max_len"].unique())
     base = alt.Chart(df).encode(
-        x=alt.X("max_len:Q", title="maximum sequence length (tokens, log scale)",
+        x=alt.X("max_len:Q", title="length limit (tokens, log scale)",
                 scale=alt.Scale(type="log", base=2, domain=[lens[0], lens[-1]], nice=False),
                 axis=alt.Axis(values=[int(v) for v in lens])),
         y=alt.Y("tokens_per_s:Q", title="decode throughput (tokens/s)"),
