@@ -50,7 +50,7 @@
 import pandas as pd
 
 import napkin
-from napkin import essay, hardware, measure, phases, tables
+from napkin import errata, essay, hardware, measure, phases, tables
 from napkin.figures import spark as charts
 from napkin.prose import glue, glue_markdown
 
@@ -73,7 +73,7 @@ glue_markdown("depth_list", ", ".join(f"{d:,}" for d in depths[:-1]) + f" and {d
 
 # %%
 builds = phases.essay_pair_by_build()
-tables.styled(builds, "spark-builds", {
+tables.styled(builds.round({"ratio": 1}), "spark-builds", {
     "label": "Run", "pp_tok_per_s": "Prefill pp2048 (tok/s)",
     "tg_tok_per_s": "Decode tg32 (tok/s)", "ratio": "Gap (x)"})
 
@@ -100,6 +100,8 @@ glue("near_build", near["build"])
 glue("gap_min", builds["ratio"].min())
 glue("gap_max", builds["ratio"].max())
 glue("own_gap", essay.claim("spark_pp2048") / essay.claim("spark_tg32"))
+glue("tg_change", last["tg_tok_per_s"] / first["tg_tok_per_s"] - 1)
+glue_markdown("survives", "Yes." if errata.spark_gap().conclusion_holds else "No.")
 
 # %% [markdown]
 # Neither of the essay's numbers is at depth 0 in any build. The prefill figure
@@ -111,11 +113,12 @@ glue("own_gap", essay.claim("spark_pp2048") / essay.claim("spark_tg32"))
 # {glue:text}`near_build:d`). The pair looks like a prefill number read from the wrong row,
 # set beside a decode number from elsewhere.
 #
-# **Does the conclusion survive?** Yes. The file's own empty-context pairs give gaps of
-# {glue:text}`gap_first:.1f`x, {glue:text}`gap_mid:.1f`x and {glue:text}`gap_last:.1f`x, and
+# **Does the conclusion survive?** {glue:md}`survives` The file's own empty-context pairs
+# give gaps of {glue:text}`gap_first:.1f`x, {glue:text}`gap_mid:.1f`x and {glue:text}`gap_last:.1f`x, and
 # the essay's own pair, whatever its origin, gives {glue:text}`own_gap:.1f`x. The newest
 # build prefills faster ({glue:text}`pp_last:,.0f` against {glue:text}`pp_first:,.0f`
-# tokens/s) while decoding at the same speed, so the gap has grown. The
+# tokens/s) while its decode speed moved by only {glue:text}`tg_change:+.1%`, so the gap has
+# grown. The
 # {doc}`errata page <../book/errata>` records both findings.
 
 # %% tags=["hide-input"]
@@ -140,8 +143,8 @@ retention = phases.retention()
 napkin.Figure(
     name="fig-spark-depth",
     chart=charts.depth_retention(retention, "gpt-oss-120b"),
-    caption="Prefill (solid) loses more of its speed with depth than decode (dashed) on every "
-            "machine and model in the file.",
+    caption="Prefill (solid) usually loses more of its speed with depth than decode "
+            "(dashed); pick a model to see each one.",
     source="llama.cpp benchmark files for DGX Spark (builds 6918, 6989, 7941) and M2 Ultra "
            "(build 7948), pp2048 and tg32 at depths 0-32768.",
 )
@@ -182,8 +185,8 @@ glue("gap_deep", gap_deep.loc[gap_deep.index.max()])
 napkin.Figure(
     name="fig-spark-ratio-depth",
     chart=charts.ratio_by_depth(pairs, "gpt-oss-120b"),
-    caption="The prefill/decode gap shrinks as the context fills, on DGX Spark and on M2 "
-            "Ultra alike, but stays large on DGX Spark.",
+    caption="The prefill/decode gap ends lower at full depth than at empty context, on DGX "
+            "Spark and on M2 Ultra alike, and stays far larger on DGX Spark.",
     source="llama.cpp benchmark files for DGX Spark and M2 Ultra (pp2048 / tg32).",
 )
 
@@ -218,7 +221,8 @@ glue_markdown("model_extremes",
               f"largest to {highest['model']} ({highest['detail']})")
 
 # %%
-wide = spark_models.pivot_table(index="model", columns="detail", values="ratio").reset_index()
+wide = (spark_models.pivot_table(index="model", columns="detail", values="ratio")
+        .round(1).reset_index())
 tables.styled(wide, "spark-models", {c: (c if c != "model" else "Model (gap, x)")
                                      for c in wide.columns})
 
@@ -261,7 +265,7 @@ glue("m2_gap_120", oss.loc["prefill", "m2"] / oss.loc["decode", "m2"])
 # %% [markdown]
 # Across the {glue:text}`n_mirror:d` models, the M2 Ultra decodes {glue:text}`dec_min:.2f`x
 # to {glue:text}`dec_max:.2f`x as fast as DGX Spark and prefills at
-# {glue:text}`pre_min:.2f`x to {glue:text}`pre_max:.2f`x its speed. Neither phase gains the
+# {glue:text}`pre_min:.2f`x to {glue:text}`pre_max:.2f`x its speed. Decode never gains the
 # full bandwidth ratio, but the direction never changes. On gpt-oss-120b the M2 Ultra's gap
 # is {glue:text}`m2_gap_120:.1f`x ({glue:text}`m2_pp_120:,.0f` against
 # {glue:text}`m2_tg_120:.1f` tokens/s): the same weights on a machine built the other way
@@ -277,6 +281,7 @@ glue("strix_oss_min", strix_oss["ratio"].min())
 glue("strix_oss_max", strix_oss["ratio"].max())
 glue("strix_median", strix["ratio"].median())
 glue("n_strix", len(strix))
+glue("spark_over_strix", builds["ratio"].min() / strix_oss["ratio"].max())
 
 # %% [markdown]
 # ## Strix Halo
@@ -284,26 +289,30 @@ glue("n_strix", len(strix))
 # AMD's Ryzen AI Max+ 395 has nearly DGX Spark's bandwidth ({glue:text}`strix_bw:.0f` GB/s,
 # computed from its memory bus) but a theoretical {glue:text}`strix_fp16:.0f` dense FP16
 # TFLOPS in its integrated GPU. Its published runs {cite}`lhl_strix_halo_testing` (pp512
-# and tg128, a shorter prompt than the Spark file's) put gpt-oss-120b's gap at {glue:text}`strix_oss_min:.1f`x to
-# {glue:text}`strix_oss_max:.1f`x, and the median over all {glue:text}`n_strix:d` model and
-# backend pairs at {glue:text}`strix_median:.1f`x: same memory, less arithmetic, smaller
-# gap, just as equation {eq}`eq-phase-gap` says.
+# and tg128, a shorter prompt than the Spark file's) put gpt-oss-120b's gap at
+# {glue:text}`strix_oss_min:.1f`x to {glue:text}`strix_oss_max:.1f`x, and the median over
+# all {glue:text}`n_strix:d` model and backend pairs at {glue:text}`strix_median:.1f`x. With
+# bandwidth this close, equation {eq}`eq-phase-gap` reads the difference as arithmetic: on
+# gpt-oss-120b DGX Spark's gap is {glue:text}`spark_over_strix:.1f`x Strix Halo's best, so
+# it brings roughly that many times the usable prefill arithmetic (with the caveat of the
+# shorter prompt on the AMD side).
 
 # %% [markdown]
 # ## Every machine, side by side
 #
 # The same ratio for every machine in the book's data: DGX Spark and M2 Ultra from the
 # benchmark files, Strix Halo, the gpt-oss guide's GPUs and Macs
-# {cite}`llamacpp_gpt_oss_15396`, and chapter 1's Llama-2-7B scoreboards. The tests differ (pp2048 against tg32 or tg128, pp512 against tg128) and a
-# longer prompt raises the ratio, so compare within a shape before across.
+# {cite}`llamacpp_gpt_oss_15396`, and chapter 1's Llama-2-7B scoreboards. The tests differ
+# (pp2048 against tg32 or tg128, pp512 against tg128) and a longer prompt raises the ratio,
+# so compare within a shape before across.
 
 # %% tags=["hide-input"]
 everyone = phases.all_ratios()
 napkin.Figure(
     name="fig-phase-ratio",
     chart=charts.ratio_strip(everyone, essay.claim("spark_gap")),
-    caption="DGX Spark has the largest prefill/decode gap of any family; Apple Silicon and "
-            "Strix Halo the smallest. Dashed: the essay's gap.",
+    caption="DGX Spark has the largest median prefill/decode gap of any family; Apple "
+            "Silicon and Strix Halo the smallest. Dashed: the essay's gap.",
     source="llama.cpp benchmark files (DGX Spark, M2 Ultra), lhl/strix-halo-testing, "
            "llama.cpp discussions 15396, 4167, 15013, 15021 and 10879.",
 )
@@ -327,13 +336,15 @@ glue("n_everyone", len(everyone))
 # ## Your machine
 #
 # The same ratio, measured where this page was built: llama.cpp prefilling and generating
-# with a synthetic model (see [Rerun it on your machine](../book/rerun.md)). A CPU has little
-# arithmetic per byte of bandwidth, so expect a small gap.
+# with a synthetic model (see [Rerun it on your machine](../book/rerun.md)). The
+# {doc}`next chapter <03_h100_ridge>` measures this machine's ridge point, which equation
+# {eq}`eq-phase-gap` says should set the size of its gap.
 
 # %% tags=["nbval-ignore-output"]
 live = measure.live(measure.QUICK)
 live_ratio = phases.live_ratio(live)
-tables.styled(live_ratio, "live-ratio", {
+tables.styled(live_ratio.round({"pp_tok_per_s": 1, "tg_tok_per_s": 1, "ratio": 1}),
+              "live-ratio", {
     "machine": "Machine", "model": "Model", "protocol": "Test",
     "pp_tok_per_s": "Prefill (tok/s)", "tg_tok_per_s": "Decode (tok/s)", "ratio": "Gap (x)"})
 

@@ -150,7 +150,8 @@ markers = pd.DataFrame({
     "short": ["decode B=1", f"B={b64}", f"prefill {essay.claim('prefill_intensity'):,.0f}"]})
 
 # %%
-tables.styled(ridges.assign(peak_TFLOPS=ridges["flops_per_s"] / TFLOPS), "ridge-table", {
+tables.styled(ridges.assign(peak_TFLOPS=ridges["flops_per_s"] / TFLOPS)
+              .round({"ridge_flop_per_byte": 1}), "ridge-table", {
     "chip": "Chip", "flops_kind": "FLOP/s figure", "peak_TFLOPS": "Peak (TFLOP/s)",
     "bandwidth_bytes_per_s": "Bandwidth (GB/s)", "ridge_flop_per_byte": "Ridge (FLOP/byte)"})
 
@@ -170,9 +171,9 @@ napkin.Figure(
 # the datacenter parts all sit between {glue:text}`dc_min:.0f` and {glue:text}`dc_max:.0f`.
 # DGX Spark's two labelled points are {glue:text}`spark_ridge_fp32:.0f` (FP32 vector) and
 # {glue:text}`spark_ridge_fp4:,.0f` (sparse FP4): the petaFLOP headline puts the Spark
-# {glue:text}`spark_vs_max:.0f`x to the right of the highest dense ridge in the book, which,
-# for the 4-bit sparse matmuls it counts, is where it is. On the full roofline, with the
-# workloads marked:
+# {glue:text}`spark_vs_max:.0f`x to the right of the highest dense ridge in the book: a fair
+# place for the 4-bit sparse matmuls the figure counts, and the wrong one for anything
+# else. On the full roofline, with the workloads marked:
 
 # %% tags=["hide-input"]
 napkin.Figure(
@@ -185,14 +186,15 @@ napkin.Figure(
 )
 
 # %% [markdown]
-# ## Batching on H100
+# ## Batching on a datacenter GPU
 #
 # Take the essay's model, Llama 3.3 70B, with FP16 weights and an FP16 cache
 # ({glue:text}`params_b:.1f` billion parameters, {glue:text}`weights_gb:.0f` GB of weights).
 # It does not fit on one {glue:text}`h100_cap:.0f` GB H100, so shard it, tensor-parallel,
 # over {glue:text}`n_gpus:d` of them: the smallest power of two that leaves at least
-# {glue:text}`kv_share:.0%` of their memory for the cache. Sharding splits FLOPs and bytes alike, so the ridge point and every
-# intensity below are those of one H100; throughput is the group's, and cost is counted in
+# {glue:text}`kv_share:.0%` of their memory for the cache. Sharding splits FLOPs and bytes
+# alike, so the ridge point and every intensity below are those of one H100; throughput is
+# the group's, and cost is counted in
 # **GPU-seconds per million tokens**, which becomes a price once multiplied by what a
 # GPU-hour costs you.
 #
@@ -307,8 +309,8 @@ glue("limit_max_chip", max(limits, key=limits.get))
 # For Llama 3.3 70B on an H100, the batch that reaches the ridge is
 # {glue:text}`b_star:.0f` at context 0, {glue:text}`b_at_half:,.0f` at
 # {glue:text}`half_limit:,d` tokens, {glue:text}`b_at_short:,.0f` at
-# {glue:text}`short_context:,d`, and **no batch at
-# all beyond {glue:text}`limit:,.0f` tokens of context**. The chips with lower ridge points
+# {glue:text}`short_context:,d`, and **no batch at all beyond {glue:text}`limit:,.0f` tokens
+# of context**. The chips with lower ridge points
 # hold out longer ({glue:text}`limit_max:,.0f` tokens on the {glue:text}`limit_max_chip`),
 # the ones with higher ridge points give up sooner ({glue:text}`limit_min:,.0f` on the
 # {glue:text}`limit_min_chip`), but for every one of them a chat-length context keeps decode
@@ -330,8 +332,8 @@ napkin.Figure(
 # %% [markdown]
 # Try it: the sliders set the batch and the context per sequence; the line is the decode
 # step's intensity at every batch for that context, the dashed line the H100's ridge, and
-# the title says where the chosen point lands. Slide the context up from zero and watch the
-# curve flatten below the ridge.
+# the title says where the chosen point lands. Slide the context to zero for the essay's
+# picture, then up again and watch the curve flatten below the ridge.
 
 # %% tags=["hide-input"]
 napkin.Figure(
@@ -358,7 +360,7 @@ napkin.Figure(
 live_batch = batched.live(batched.QUICK)
 live_frame = batched.frame(live_batch)
 glue_markdown("live_batch_sentence", batched.sentence(live_batch))
-tables.styled(live_frame, "live-batch", {
+tables.styled(live_frame.round({"stddev": 1, "intensity": 1}), "live-batch", {
     "batch": "Batch", "tokens_per_s": "Measured (tok/s)", "stddev": "±",
     "predicted_tokens_per_s": "Predicted (tok/s)", "intensity": "FLOP/byte",
     "bound": "Predicted bound"})

@@ -106,7 +106,7 @@ def mirror(df: pd.DataFrame) -> alt.Chart:
                          for r in df["m2_over_spark"]])
     order = list(df["row"])
     base = alt.Chart(df).encode(
-        y=alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=260)),
+        y=alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=170)),
         x=alt.X("m2_over_spark:Q", title="M2 Ultra / DGX Spark (log scale; 1 = equal)",
                 scale=alt.Scale(type="log", domain=[0.25, 4], nice=False)),
         tooltip=[alt.Tooltip("row:N", title="What"),
