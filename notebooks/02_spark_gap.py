@@ -114,7 +114,8 @@ glue_markdown("survives", "Yes." if errata.spark_gap().conclusion_holds else "No
 # set beside a decode number from elsewhere.
 #
 # **Does the conclusion survive?** {glue:md}`survives` The file's own empty-context pairs
-# give gaps of {glue:text}`gap_first:.1f`x, {glue:text}`gap_mid:.1f`x and {glue:text}`gap_last:.1f`x, and
+# give gaps of {glue:text}`gap_first:.1f`x, {glue:text}`gap_mid:.1f`x and
+# {glue:text}`gap_last:.1f`x, and
 # the essay's own pair, whatever its origin, gives {glue:text}`own_gap:.1f`x. The newest
 # build prefills faster ({glue:text}`pp_last:,.0f` against {glue:text}`pp_first:,.0f`
 # tokens/s) while its decode speed moved by only {glue:text}`tg_change:+.1%`, so the gap has

@@ -42,14 +42,13 @@
 #
 # ```{math}
 # :label: eq-matmul-intensity
-# I_{\text{weights}} = \frac{2Pn}{bP} = \frac{2n}{b} \;\;\xrightarrow{\;b\,=\,2\ (\text{FP16})\;}\;\; n
+# I_{\text{weights}} = \frac{2Pn}{bP} = \frac{2n}{b}
+# \;\;\xrightarrow{\;b\,=\,2\ (\text{FP16})\;}\;\; n
 # ```
 #
 # Decode has $n = B$, the batch; prefill has $n$ = the prompt length.
 
 # %% tags=["remove-cell"]
-import math
-
 import pandas as pd
 
 import napkin
@@ -126,7 +125,8 @@ CHIPS = ["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe", "MI30
 ridges = roofline.ridge_table(CHIPS)
 spark = hardware.chip("DGX Spark")
 rtx = hardware.chip("RTX 4090").specs
-glue("geforce_acc", rtx["fp16_tensor_dense_fp16acc_TFLOPS"] / rtx["fp16_tensor_dense_fp32acc_TFLOPS"])
+glue("geforce_acc",
+     rtx["fp16_tensor_dense_fp16acc_TFLOPS"] / rtx["fp16_tensor_dense_fp32acc_TFLOPS"])
 glue("spark_fp4", spark.specs["fp4_tensor_sparse_TFLOPS"])
 glue("spark_fp32", spark.specs["fp32_vector_TFLOPS"])
 dense_fp16 = ridges[ridges["chip"] != "DGX Spark"].set_index("chip")["ridge_flop_per_byte"]

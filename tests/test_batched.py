@@ -111,3 +111,12 @@ def test_live_cell_without_llama_cpp_says_one_sentence():
     assert lines[0].startswith("No live batched-decode measurement on this machine")
     assert "run the notebook" in lines[1]
     assert "no live measurement" in lines[2]
+
+
+def test_the_live_chart_draws_without_a_measurement():
+    import napkin
+    from napkin.figures import roofline as figures
+
+    chart = figures.live_batching(batched.frame(None), batched.who(None))
+    html = napkin.Figure("fig-live-test", chart, "caption", "source").html()
+    assert 'id="fig-live-test"' in html

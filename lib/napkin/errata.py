@@ -140,7 +140,8 @@ def m3_ultra_bandwidth() -> Erratum:
 
 from . import phases, roofline  # noqa: E402  (appended section; kept with its checks)
 
-SPARK_BENCH = "https://github.com/ggml-org/llama.cpp/blob/4c7e9893c4ca8eec35d032726d14b74fae76cff8/benches/dgx-spark.md"
+SPARK_BENCH = ("https://github.com/ggml-org/llama.cpp/blob/"
+               "4c7e9893c4ca8eec35d032726d14b74fae76cff8/benches/dgx-spark.md")
 
 
 @check

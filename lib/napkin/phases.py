@@ -76,7 +76,8 @@ def depth_pairs(model: str | None = None, file_only: bool = True) -> pd.DataFram
     wide = df.pivot_table(index=keys, columns="phase",
                           values=["throughput_tok_per_s", "stddev_tok_per_s"],
                           aggfunc="first")
-    wide.columns = [f"{'pp' if p == PREFILL else 'tg'}_{'tok_per_s' if v.startswith('through') else 'stddev_tok_per_s'}"
+    wide.columns = [("pp" if p == PREFILL else "tg")
+                    + ("_tok_per_s" if v.startswith("through") else "_stddev_tok_per_s")
                     for v, p in wide.columns]
     wide = wide.reset_index().dropna(subset=["pp_tok_per_s", "tg_tok_per_s"])
     wide["moe"] = wide["model"].map(is_moe)

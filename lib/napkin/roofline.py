@@ -358,10 +358,10 @@ def chips_to_hold(model: Model, roof: Roof, kv_share: float = 0.5) -> int:
 
 
 #: Llama 3.3 70B's architecture, the essay's example model: the fields of its row in the
-#: research notes' ``model_configs.csv`` (from the oumi recipe README and Meta's model card:
-#: https://github.com/oumi-ai/oumi/blob/bd18cd68cdcdb3b1942c9813689c5c3e4d7d9977/configs/recipes/llama3_3/README.md,
-#: https://github.com/meta-llama/llama-models/blob/a9c89c471f793423afd4cc3ca8671d6e56fe64cb/models/llama3_3/MODEL_CARD.md),
-#: written as the Hugging Face ``config.json`` keys the library reads.
+#: research notes' ``model_configs.csv`` (from the oumi recipe README, :data:`LLAMA_3_3_70B_SOURCE`,
+#: and Meta's model card, github.com/meta-llama/llama-models at a9c89c4,
+#: models/llama3_3/MODEL_CARD.md), written as the Hugging Face ``config.json`` keys the
+#: library reads.
 LLAMA_3_3_70B = {
     "model_type": "llama", "num_hidden_layers": 80, "hidden_size": 8192,
     "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,

@@ -267,8 +267,8 @@ def model_of(record: dict):
 
 def frame(record: dict | None) -> pd.DataFrame:
     """Measured and predicted tokens/s per batch (empty when there was no measurement)."""
-    cols = ["batch", "tokens_per_s", "stddev", "predicted_tokens_per_s", "memory_bound_tokens_per_s",
-            "compute_bound_tokens_per_s", "intensity", "bound"]
+    cols = ["batch", "tokens_per_s", "stddev", "predicted_tokens_per_s",
+            "memory_bound_tokens_per_s", "compute_bound_tokens_per_s", "intensity", "bound"]
     if record is None:
         return pd.DataFrame(columns=cols)
     from ..roofline import decode_step
