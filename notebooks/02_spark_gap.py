@@ -338,8 +338,8 @@ glue("n_everyone", len(everyone))
 #
 # The same ratio, measured where this page was built: llama.cpp prefilling and generating
 # with a synthetic model (see [Rerun it on your machine](../book/rerun.md)). The
-# {doc}`next chapter <03_h100_ridge>` measures this machine's ridge point, which equation
-# {eq}`eq-phase-gap` says should set the size of its gap.
+# {doc}`next chapter <03_h100_ridge>` measures this machine's ridge point and sets the two
+# side by side.
 
 # %% tags=["nbval-ignore-output"]
 live = measure.live(measure.QUICK)

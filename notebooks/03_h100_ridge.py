@@ -52,7 +52,7 @@
 import pandas as pd
 
 import napkin
-from napkin import essay, hardware, measure, phases, roofline, tables
+from napkin import essay, hardware, measure, roofline, tables
 from napkin.figures import roofline as charts
 from napkin.measure import batched
 from napkin.prose import glue, glue_markdown
@@ -349,10 +349,11 @@ napkin.Figure(
 # ## Your machine
 #
 # The same roofline, measured where this page was built. The peak is a large float32
-# matrix product through numpy's BLAS on every core, reported as **dense FP32** FLOP/s: it
-# is what a CPU's vector units deliver to a well-blocked matmul, which is what llama.cpp's
-# CPU kernels do (there are no FP16 tensor cores here). The bandwidth is the probe from
-# chapter 1. Then llama.cpp decodes a synthetic model with several sequences at once, one
+# matrix product through numpy's BLAS on every core, reported as **dense FP32** FLOP/s:
+# what this CPU's vector units give a well-blocked floating-point matmul (there are no FP16
+# tensor cores here). It is a yardstick rather than llama.cpp's own ceiling, since
+# llama.cpp multiplies Q8_0 weights with 8-bit integer dot products; the closing note
+# compares the two. The bandwidth is the probe from chapter 1. Then llama.cpp decodes a synthetic model with several sequences at once, one
 # token each per step, from batch 1 up, and each measured point is set against the
 # roofline prediction min(compute bound, memory bound) for that batch.
 
@@ -386,17 +387,5 @@ napkin.Figure(
 
 # %% tags=["remove-cell", "nbval-ignore-output"]
 live_pp = measure.live(measure.QUICK)
-live_gap = phases.live_ratio(live_pp)
-if live_batch is None or live_gap.empty:
-    glue_markdown("closing", "llama.cpp could not run where this page was built, so this "
-                  "machine's ratio, ridge and batch curve are missing; run the notebooks on "
-                  "yours.")
-else:
-    r = batched.roof(live_batch)
-    glue_markdown("closing", (
-        f"The machine that built this page ({live_gap['machine'].iloc[0]}) prefills "
-        f"**{live_gap['ratio'].iloc[0]:.1f}x** faster than it decodes "
-        f"({live_gap['protocol'].iloc[0]}), against the essay's "
-        f"{essay.claim('spark_gap'):.0f}x on DGX Spark. Its ridge point is "
-        f"**{r.ridge:.1f} FLOP/byte** (dense FP32 peak over probed bandwidth), against "
-        f"{h100.ridge:.0f} for an H100. " + batched.bend_sentence(live_batch)))
+glue_markdown("closing", batched.closing_note(live_batch, live_pp, essay.claim("spark_gap"),
+                                              h100.ridge))

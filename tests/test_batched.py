@@ -120,3 +120,15 @@ def test_the_live_chart_draws_without_a_measurement():
     chart = figures.live_batching(batched.frame(None), batched.who(None))
     html = napkin.Figure("fig-live-test", chart, "caption", "source").html()
     assert 'id="fig-live-test"' in html
+
+
+def test_closing_note(tiny_record):
+    assert "could not run" in batched.closing_note(None, None, 32, 295)
+    pp_record = {"machine": tiny_record["machine"], "runner": {"backend": "CPU"},
+                 "runs": [{"format": "Q8_0", "synthetic": tiny_record["model"]["synthetic"],
+                           "model_path": "m", "model_params": tiny_record["model"]["model_params"],
+                           "pp": {"test": "pp128", "tokens_per_s": 1000.0},
+                           "tg": {"test": "tg64", "tokens_per_s": 100.0}}]}
+    text = batched.closing_note(tiny_record, pp_record, 32, 295)
+    assert "**10.0x**" in text and "ridge point" in text and "bends" in text
+    assert "GFLOP/s" in text

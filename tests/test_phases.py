@@ -132,3 +132,13 @@ def test_chapter_charts_build():
     # deterministic: the same data gives the same spec
     assert figures.ratio_strip(ratios, 32).to_dict() == charts[-1].to_dict()
     assert isinstance(ratios, pd.DataFrame)
+
+
+def test_live_prefill_flops_count_layer_weights_only():
+    assert phases.live_prefill_flops(None) is None
+    shape = {"vocab_size": 100, "hidden_size": 10}
+    record = {"runs": [{"synthetic": {"shape": shape}, "model_params": 3000,
+                        "pp": {"tokens_per_s": 50.0}}]}
+    assert phases.live_prefill_flops(record) == 50.0 * 2 * (3000 - 1000)
+    record["runs"][0]["synthetic"] = None
+    assert phases.live_prefill_flops(record) is None

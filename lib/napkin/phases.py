@@ -284,3 +284,20 @@ def is_moe(model: str) -> bool:
     llama-bench prints: gpt-oss, or a ``total.active`` size label (``30B.A3B``, ``-A3B``)."""
     name = str(model)
     return name.startswith("gpt-oss") or bool(re.search(r"[.-]A\d+B", name))
+
+
+def live_prefill_flops(record: dict | None, run_index: int = 0) -> float | None:
+    """Matmul FLOP/s a live prefill reached on a synthetic model (None without one).
+
+    Per prompt token, every layer weight is used once (2 FLOPs); the token embedding is a
+    lookup, and the tied output layer runs only for the prompt's last token, so neither
+    counts. Comparing this with a measured peak says how hard prefill drove the arithmetic.
+    """
+    if record is None:
+        return None
+    run = record["runs"][run_index]
+    if not run.get("synthetic") or "pp" not in run:
+        return None
+    shape = run["synthetic"]["shape"]
+    matmul_params = run["model_params"] - shape["vocab_size"] * shape["hidden_size"]
+    return run["pp"]["tokens_per_s"] * 2.0 * matmul_params

@@ -362,3 +362,30 @@ def bend_sentence(record: dict | None) -> str:
             f"{eff['memory_fraction']:.0%} of the memory bound, and at its best batch "
             f"({eff['best_batch']}) {eff['compute_fraction']:.0%} of the compute bound; the "
             f"bend moves from the prediction by the ratio of those two fractions.")
+
+
+def closing_note(record: dict | None, pp_record: dict | None, essay_gap: float,
+                 reference_ridge: float, reference: str = "an H100") -> str:
+    """Chapter 3's closing paragraph: this machine's prefill/decode gap (from a
+    :func:`napkin.measure.live` record), its ridge point, and where its batch curve bends."""
+    from ..phases import live_prefill_flops, live_ratio
+
+    gap = live_ratio(pp_record)
+    if record is None or gap.empty:
+        return ("llama.cpp could not run where this page was built, so this machine's gap, "
+                "ridge point and batch curve are missing; run the notebooks on yours.")
+    r = roof(record)
+    g = gap.iloc[0]
+    text = (f"The machine that built this page ({g['machine']}) prefills **{g['ratio']:.1f}x** "
+            f"faster than it decodes ({g['protocol']}), against the essay's {essay_gap:.0f}x "
+            f"on DGX Spark. Its ridge point is **{r.ridge:.1f} FLOP/byte** (dense FP32 peak over "
+            f"probed bandwidth), against {reference_ridge:.0f} for {reference}. "
+            + bend_sentence(record))
+    flops = live_prefill_flops(pp_record)
+    if flops is not None:
+        text += (f" Its prefill drove **{flops / 1e9:,.0f} GFLOP/s** of matmul arithmetic, "
+                 f"{flops / r.flops_per_s:.1f}x the float32 peak"
+                 + (": llama.cpp's 8-bit integer path runs faster than float32 here, which is "
+                    "why the gap is wider than the float32 ridge point alone suggests."
+                    if flops > r.flops_per_s else "."))
+    return text

@@ -1,10 +1,11 @@
 """Peak arithmetic, measured: the other half of this machine's roofline.
 
 A large square float32 matrix product through numpy (its BLAS, on every core it
-is allowed), best of several runs. It is reported as **dense FP32 FLOP/s**: it
-is the most a CPU's vector units deliver to a well-blocked matmul, which is the
-kind of work llama.cpp's CPU kernels do (they are not FP16 tensor cores, and
-their quantized dot products reach a similar order, not more).
+is allowed), best of several runs. It is reported as **dense FP32 FLOP/s**: what
+this CPU's vector units deliver to a well-blocked floating-point matmul. It is a
+yardstick, not llama.cpp's own ceiling: llama.cpp multiplies quantized weights
+with integer dot products (Q8_0: 8-bit), which a CPU may run faster or slower
+than float32, so the chapters compare the two instead of assuming either.
 """
 
 from __future__ import annotations
