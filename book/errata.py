@@ -29,7 +29,7 @@
 # {glue:text}`n_holds:d` of those the essay's conclusion survives it.
 
 # %% tags=["remove-cell"]
-from napkin import errata
+from napkin import errata, tables
 from napkin.prose import glue
 
 found = errata.all_errata()
@@ -38,5 +38,10 @@ glue("n_checks", len(found))
 glue("n_differ", len(differ))
 glue("n_holds", int(differ["conclusion_holds"].sum()))
 
-# %% tags=["hide-input"]
-errata.Cards(found)
+# %%
+tables.styled(found.assign(conclusion_holds=found["conclusion_holds"].map({True: "yes",
+                                                                          False: "no"})),
+              "errata-table", {"topic": "What", "essay_says": "The essay says",
+                               "data_says": "The data says", "verdict": "Verdict",
+                               "conclusion_holds": "Conclusion holds?",
+                               "explanation": "Why it matters", "chapter": "Chapter"})

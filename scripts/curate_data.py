@@ -341,6 +341,52 @@ def serving_models(research: Path) -> list[dict]:
                          "attention, so kv_heads = heads). 13 B is the nominal size; the vLLM "
                          "paper's Table 1 lists 26 GB of FP16 parameters."})
     return rows
+# Machines in the DGX Spark benchmark file (and its M2 Ultra companion): book names.
+SPARK_BENCH_MACHINES = {
+    "NVIDIA DGX Spark (GB10)": "DGX Spark",
+    "Apple M2 Ultra (Mac Studio)": "M2 Ultra",
+}
+
+
+def spark_bench(research: Path) -> list[dict]:
+    """llama-bench pp2048 / tg32 at context depths 0..32768 on DGX Spark and M2 Ultra.
+
+    The research file also holds the essay's own pair, which no copy of the benchmark
+    confirms (``unverified``): it is left out, since the essay's side of the story lives
+    in ``essay_claims.csv``. Everything else keeps its confidence grade.
+    """
+    keep = ["device", "backend", "source_kind", "date", "llama_cpp_build", "model", "quant",
+            "model_size_GiB", "model_params_B", "test", "context_depth_tokens",
+            "throughput_tok_per_s", "stddev_tok_per_s", "confidence", "source_url", "note"]
+    rows = []
+    for r in read(research / "dgx_spark_llamacpp_16578.csv"):
+        if r["confidence"] == "unverified":
+            continue
+        machine = SPARK_BENCH_MACHINES.get(r["device"])
+        if machine is None:
+            raise SystemExit(f"no machine name for {r['device']!r}: add it to SPARK_BENCH_MACHINES")
+        rows.append({"machine": machine} | {k: r[k] for k in keep})
+    return rows
+
+
+def strix_halo(research: Path) -> list[dict]:
+    """AMD Ryzen AI Max+ 395 llama-bench runs (lhl/strix-halo-testing), pp512 / tg128 pairs.
+
+    ``max_memory_MiB`` is dropped: the book does not use it and MiB is not one of its units.
+    """
+    keep = ["section", "llama_cpp_build", "backend", "flags", "model", "quant",
+            "weights_params_B", "active_params_B", "test", "throughput_tok_per_s",
+            "stddev_tok_per_s", "confidence", "source_url", "note"]
+    return [{"machine": "Strix Halo"} | {k: r[k] for k in keep}
+            for r in read(research / "strix_halo_llamacpp.csv")]
+
+
+def gpt_oss_guide(research: Path) -> list[dict]:
+    """gpt-oss-20b / 120b across GPUs and Macs from the llama.cpp guide (discussion #15396)."""
+    keep = ["hardware", "model", "quant", "backend", "test", "throughput_tok_per_s", "copies",
+            "confidence", "source_url", "note"]
+    return [{k: r[k] for k in keep} for r in read(research / "llamacpp_gpt_oss_guide_15396.csv")]
+
 
 TABLES = {
     "hardware_specs.csv": hardware,
@@ -350,6 +396,9 @@ TABLES = {
     "llama2_7b_gguf_sizes.csv": gguf_sizes,
     "serving_papers_claims.csv": serving_claims,
     "serving_models.csv": serving_models,
+    "spark_bench_llamacpp.csv": spark_bench,
+    "strix_halo_llamacpp.csv": strix_halo,
+    "gpt_oss_llamacpp.csv": gpt_oss_guide,
 }
 
 

@@ -8,10 +8,11 @@ from . import ceiling, charts, hardware, kvcache, models, tables, units
 from .ceiling import decode_ceiling, fraction_of_ceiling, realistic_decode
 from .charts import Figure
 from .kvcache import kv_bytes_per_token, kv_cache_bytes
+from .roofline import ridge_point
 
 __all__ = [
     "ceiling", "charts", "hardware", "kvcache", "models", "tables", "units",
     "decode_ceiling", "fraction_of_ceiling", "realistic_decode", "Figure",
-    "kv_bytes_per_token", "kv_cache_bytes",
+    "kv_bytes_per_token", "kv_cache_bytes", "ridge_point",
 ]
 __version__ = "0.1.0"

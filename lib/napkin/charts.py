@@ -65,6 +65,18 @@ def responsive(chart, height: int, title: alt.Title):
     return chart.properties(width="container", height=height, title=title)
 
 
+def bar_labels(base: alt.Chart, field: str, fmt: str, longest: float) -> alt.LayerChart:
+    """Value labels for horizontal bars that never leave the plot, even on a phone:
+    inside the end of a long bar (white), just past the end of a short one."""
+    inside = float(longest) * 0.5
+    text = alt.Text(f"{field}:Q", format=fmt)
+    within = base.transform_filter(f"datum['{field}'] >= {inside}").mark_text(
+        align="right", dx=-4, fontWeight=600, color="white").encode(text=text)
+    beyond = base.transform_filter(f"datum['{field}'] < {inside}").mark_text(
+        align="left", dx=4, fontWeight=600).encode(text=text)
+    return within + beyond
+
+
 _NAME = re.compile(r"^fig-[a-z0-9]+(-[a-z0-9]+)*$")
 
 

@@ -6,7 +6,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ..charts import PALETTE, responsive
+from ..charts import PALETTE, bar_labels, responsive
 from ..units import GB
 
 FAMILY_COLORS = {
@@ -51,9 +51,7 @@ def essay_bars(table: pd.DataFrame) -> alt.Chart:
     )
     bars = base.mark_bar().encode(color=alt.Color(
         "kind:N", title=None, scale=alt.Scale(range=[PALETTE["ceiling"], PALETTE["apple"]])))
-    # values inside the bar ends: a label past the end would be cut off on a phone
-    text = base.mark_text(align="right", dx=-4, fontWeight=600, color="white").encode(
-        text=alt.Text("tokens_per_s:Q", format=".1f"))
+    text = bar_labels(base, "tokens_per_s", ".1f", df["tokens_per_s"].max())
     return responsive(bars + text, 30 * len(df), alt.Title(
         "Napkin ceiling vs measured decode, Llama-2-7B Q4_0",
         subtitle="tokens/s at tg128; ceiling = bandwidth / model file size"))

@@ -1,0 +1,377 @@
+"""The roofline: where a chip stops waiting on memory and starts waiting on arithmetic.
+
+    attainable FLOP/s  =  min(peak FLOP/s,  intensity x bandwidth)
+    ridge point        =  peak FLOP/s / bandwidth            (FLOP per byte)
+
+A piece of work whose arithmetic intensity (FLOPs per byte moved from memory)
+is below the chip's ridge point is memory-bound; above it, compute-bound.
+
+For the weight matmuls of a transformer, each weight is read once per forward
+pass and used once per token in that pass: ``2 x n_tokens`` FLOPs per weight
+against ``bytes_per_weight`` bytes, so the intensity is ``2 n / bytes_per_weight``
+(``n`` at FP16). Decode has ``n`` = batch size, prefill ``n`` = prompt length.
+
+What the essay leaves out, and :func:`decode_step` puts back: every sequence in
+a decode batch also reads its *own* KV cache, which no other sequence shares.
+Batching amortises the weights, not the cache, so the intensity of a whole
+decode step tends, as the batch grows, to that of attention alone (the ratio of
+query heads to KV heads, at FP16), far below any GPU's ridge point.
+
+FLOP/s are always of one declared kind (dense or sparse, tensor or vector);
+:class:`Roof` carries the kind with the number.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import pandas as pd
+
+from . import hardware
+from .kvcache import kv_bytes_per_token, kv_cache_bytes
+from .models import dense_params, load_config, require_int
+from .units import TFLOPS, require_positive
+
+
+def ridge_point(flops_per_s: float, bandwidth_bytes_per_s: float) -> float:
+    """FLOP per byte at which a chip turns from memory-bound to compute-bound."""
+    peak = require_positive("flops_per_s", flops_per_s)
+    bw = require_positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    return peak / bw
+
+
+def attainable_flops(intensity: float, flops_per_s: float, bandwidth_bytes_per_s: float) -> float:
+    """The roofline itself: FLOP/s a kernel of this intensity can reach at best."""
+    i = require_positive("intensity", intensity)
+    peak = require_positive("flops_per_s", flops_per_s)
+    bw = require_positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    return min(peak, i * bw)
+
+
+def matmul_intensity(n_tokens: float, bytes_per_weight: float = 2.0) -> float:
+    """FLOP per weight byte when every weight serves ``n_tokens`` tokens in one pass.
+
+    ``2 n`` FLOPs (a multiply and an add per token) per ``bytes_per_weight`` bytes.
+    Decode: ``n_tokens`` is the batch; prefill: the prompt length. At FP16, it is ``n``.
+    """
+    n = require_positive("n_tokens", n_tokens)
+    b = require_positive("bytes_per_weight", bytes_per_weight)
+    return 2 * n / b
+
+
+def bound(intensity: float, ridge: float) -> str:
+    """``"memory"`` below the ridge point, ``"compute"`` at or above it."""
+    return "compute" if require_positive("intensity", intensity) >= \
+        require_positive("ridge", ridge) else "memory"
+
+
+# -- chips ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Roof:
+    """One machine's roof: peak FLOP/s of a stated kind, and memory bandwidth."""
+
+    name: str
+    flops_per_s: float
+    bandwidth_bytes_per_s: float
+    flops_kind: str
+    capacity_bytes: float | None = None
+    n_chips: int = 1
+
+    def __post_init__(self):
+        require_positive("flops_per_s", self.flops_per_s)
+        require_positive("bandwidth_bytes_per_s", self.bandwidth_bytes_per_s)
+        if self.capacity_bytes is not None:
+            require_positive("capacity_bytes", self.capacity_bytes)
+        if isinstance(self.n_chips, bool) or not isinstance(self.n_chips, int) or self.n_chips < 1:
+            raise ValueError(f"n_chips must be a whole number >= 1, got {self.n_chips!r}")
+
+    @property
+    def ridge(self) -> float:
+        return ridge_point(self.flops_per_s, self.bandwidth_bytes_per_s)
+
+    def times(self, n_chips: int) -> "Roof":
+        """``n_chips`` of these working as one (ideal tensor parallelism: FLOP/s, bandwidth
+        and capacity all scale, so the ridge point does not move)."""
+        if isinstance(n_chips, bool) or not isinstance(n_chips, int) or n_chips < 1:
+            raise ValueError(f"n_chips must be a whole number >= 1, got {n_chips!r}")
+        return replace(self, name=f"{n_chips} x {self.name}" if n_chips > 1 else self.name,
+                       flops_per_s=self.flops_per_s * n_chips,
+                       bandwidth_bytes_per_s=self.bandwidth_bytes_per_s * n_chips,
+                       capacity_bytes=None if self.capacity_bytes is None
+                       else self.capacity_bytes * n_chips,
+                       n_chips=self.n_chips * n_chips)
+
+
+#: Figures other than dense 16-bit that a chip without one is shown with, and what they are.
+OTHER_FLOPS = {
+    "fp4_tensor_sparse_TFLOPS": "sparse FP4 tensor (2:4 sparsity; not comparable)",
+    "fp32_vector_TFLOPS": "FP32 vector (CUDA cores, no tensor units)",
+}
+
+
+def chip_roof(name: str, spec: str | None = None) -> Roof:
+    """The roof of a chip in ``data/hardware_specs.csv``.
+
+    By default its dense 16-bit figure (:attr:`napkin.hardware.Chip.dense_fp16_flops`);
+    a chip that has none must be asked for another spec by name (``spec=``), so a sparse
+    or FP4 figure can never stand in for a dense FP16 one silently.
+    """
+    chip = hardware.chip(name)
+    if spec is None:
+        dense = chip.dense_fp16_flops
+        if dense is None:
+            have = ", ".join(s for s in chip.specs if s.endswith("_TFLOPS")) or "none"
+            raise ValueError(f"{name} has no dense FP16 figure in hardware_specs.csv (it has: "
+                             f"{have}); pass spec= to choose one and say which")
+        flops, kind = dense
+    else:
+        if spec not in chip.specs:
+            raise ValueError(f"{name} has no spec {spec!r} in hardware_specs.csv")
+        if not spec.endswith("_TFLOPS"):
+            raise ValueError(f"spec {spec!r} is not a FLOP/s figure")
+        flops = chip.specs[spec] * TFLOPS
+        kind = OTHER_FLOPS.get(spec) or hardware.DENSE_FP16_SPECS.get(spec) or spec
+    return Roof(name=name, flops_per_s=flops, bandwidth_bytes_per_s=chip.bandwidth_bytes_per_s,
+                flops_kind=kind, capacity_bytes=chip.capacity_bytes)
+
+
+def _spec_of(chip: hardware.Chip, kind: str) -> str:
+    for spec, meaning in {**hardware.DENSE_FP16_SPECS, **OTHER_FLOPS}.items():
+        if meaning == kind and spec in chip.specs:
+            return spec
+    raise ValueError(f"{chip.name}: no spec for {kind!r}")
+
+
+def ridge_table(names: Iterable[str]) -> pd.DataFrame:
+    """One row per chip and FLOP/s figure: peak, bandwidth, ridge point and its source.
+
+    Chips with a dense 16-bit figure get one row; a chip without one (DGX Spark) gets a
+    row for each figure in :data:`OTHER_FLOPS` it has, each labelled with its kind.
+    """
+    rows = []
+    for name in names:
+        chip = hardware.chip(name)
+        specs = [None] if chip.dense_fp16_flops else [s for s in OTHER_FLOPS if s in chip.specs]
+        if not specs:
+            raise ValueError(f"{name} has no FLOP/s figure at all in hardware_specs.csv")
+        for spec in specs:
+            roof = chip_roof(name, spec)
+            used = spec or _spec_of(chip, roof.flops_kind)
+            rows.append({
+                "chip": name, "vendor": chip.vendor, "flops_kind": roof.flops_kind,
+                "dense": "sparse" not in roof.flops_kind,
+                "flops_per_s": roof.flops_per_s,
+                "bandwidth_bytes_per_s": roof.bandwidth_bytes_per_s,
+                "ridge_flop_per_byte": roof.ridge,
+                "flops_source": chip.source(used),
+                "bandwidth_source": chip.source("memory_bandwidth_GB_per_s"),
+            })
+    return pd.DataFrame(rows)
+
+
+# -- a model's decode step ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Model:
+    """What a decode step of one model reads and computes.
+
+    ``params``: parameters every token touches (its matmul weights); ``weight_bytes``:
+    what reading them once costs; ``config``: the Hugging Face config, for the KV cache
+    (via :func:`napkin.kv_cache_bytes`) and the attention FLOPs.
+    """
+
+    name: str
+    params: float
+    weight_bytes: float
+    config: Mapping
+    kv_dtype_bytes: float = 2.0
+
+    def __post_init__(self):
+        require_positive("params", self.params)
+        require_positive("weight_bytes", self.weight_bytes)
+        require_positive("kv_dtype_bytes", self.kv_dtype_bytes)
+
+    @classmethod
+    def from_config(cls, config: Mapping | str | Path, name: str, bytes_per_weight: float = 2.0,
+                    kv_dtype_bytes: float = 2.0, params: float | None = None) -> "Model":
+        """A dense llama-style model; parameters counted from the config unless given."""
+        cfg = load_config(config)
+        n = dense_params(cfg) if params is None else require_positive("params", params)
+        return cls(name=name, params=n,
+                   weight_bytes=n * require_positive("bytes_per_weight", bytes_per_weight),
+                   config=cfg, kv_dtype_bytes=kv_dtype_bytes)
+
+    @property
+    def bytes_per_weight(self) -> float:
+        return self.weight_bytes / self.params
+
+    @property
+    def query_groups(self) -> int:
+        """Query heads per KV head: how often each cached K and V element is used."""
+        heads = require_int(self.config, "num_attention_heads")
+        return heads // require_int(self.config, "num_key_value_heads", default=heads)
+
+    def kv_bytes_per_token(self) -> int:
+        return kv_bytes_per_token(self.config, self.kv_dtype_bytes)
+
+    def kv_bytes(self, context_tokens: int, batch: int = 1) -> int:
+        """Cache bytes a decode step reads for ``batch`` sequences at ``context_tokens``."""
+        return kv_cache_bytes(self.config, context_tokens, batch, self.kv_dtype_bytes)
+
+    def attention_flops(self, context_tokens: int) -> float:
+        """FLOPs of one query token's attention over its cache (QK and AV): every cached
+        element is multiplied and added once per query head that shares it."""
+        elements = self.kv_bytes(context_tokens) / self.kv_dtype_bytes
+        return 2.0 * self.query_groups * elements
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decode step of ``batch`` sequences, each with ``context_tokens`` in its cache."""
+
+    batch: int
+    context_tokens: int
+    flops: float
+    weight_bytes: float
+    kv_bytes: float
+    seconds: float
+    ridge: float
+
+    @property
+    def bytes(self) -> float:
+        return self.weight_bytes + self.kv_bytes
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.batch / self.seconds
+
+    @property
+    def bound(self) -> str:
+        return bound(self.intensity, self.ridge)
+
+
+def _batch(batch) -> int:
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be a whole number of sequences >= 1, got {batch!r}")
+    return batch
+
+
+def decode_step(model: Model, roof: Roof, batch: int, context_tokens: int = 0) -> Step:
+    """The roofline time of one decode step: the slower of its FLOPs and its bytes.
+
+    FLOPs: ``2 x params`` per sequence for the matmuls plus its attention; bytes: the
+    weights once (shared by the batch) plus every sequence's own KV cache.
+    """
+    b = _batch(batch)
+    flops = b * (2.0 * model.params + model.attention_flops(context_tokens))
+    kv = float(model.kv_bytes(context_tokens, b))
+    seconds = max(flops / roof.flops_per_s, (model.weight_bytes + kv) / roof.bandwidth_bytes_per_s)
+    return Step(batch=b, context_tokens=context_tokens, flops=flops,
+                weight_bytes=model.weight_bytes, kv_bytes=kv, seconds=seconds, ridge=roof.ridge)
+
+
+def batch_to_ridge(model: Model, ridge: float, context_tokens: int = 0) -> float:
+    """The batch at which a decode step's intensity reaches ``ridge`` (``math.inf``: never).
+
+    intensity(B) = B f / (W + B m), with f the FLOPs and m the cache bytes of one
+    sequence and W the weight bytes, so B = ridge W / (f - ridge m) when f > ridge m;
+    otherwise the intensity tends to f / m < ridge however large the batch.
+    """
+    r = require_positive("ridge", ridge)
+    f = 2.0 * model.params + model.attention_flops(context_tokens)
+    m = float(model.kv_bytes(context_tokens))
+    if f <= r * m:
+        return math.inf
+    return r * model.weight_bytes / (f - r * m)
+
+
+def context_limit(model: Model, ridge: float) -> float:
+    """Context length beyond which no batch reaches ``ridge`` (``math.inf``: none).
+
+    Needs a cache that grows linearly with context (no sliding windows): then
+    f(c) = 2P + a c and m(c) = k c, and the limit is c = 2P / (ridge k - a).
+    """
+    r = require_positive("ridge", ridge)
+    k = model.kv_bytes_per_token()
+    probe = 1 << 20
+    if model.kv_bytes(probe) != probe * k:
+        raise ValueError(f"{model.name}: the cache does not grow linearly with context "
+                         "(sliding windows); use batch_to_ridge at each context instead")
+    a = 2.0 * model.query_groups * k / model.kv_dtype_bytes
+    if r * k <= a:
+        return math.inf
+    return 2.0 * model.params / (r * k - a)
+
+
+def max_batch(model: Model, roof: Roof, context_tokens: int) -> int:
+    """Sequences at ``context_tokens`` whose caches fit beside the weights (0: none)."""
+    if roof.capacity_bytes is None:
+        raise ValueError(f"{roof.name} has no memory capacity in hardware_specs.csv")
+    free = roof.capacity_bytes - model.weight_bytes
+    one = model.kv_bytes(context_tokens)
+    if free <= 0:
+        return 0
+    return int(free // one) if one else 2**31 - 1
+
+
+def batch_curve(model: Model, roof: Roof, batches: Iterable[int],
+                contexts: Iterable[int]) -> pd.DataFrame:
+    """Decode throughput and cost for every (batch, context): the batching chapter's table.
+
+    ``chip_s_per_mtok`` is the cost: seconds of one chip per million tokens generated,
+    which is a price once multiplied by what one chip-hour costs you.
+    """
+    rows = []
+    for c in contexts:
+        fits = max_batch(model, roof, c) if roof.capacity_bytes is not None else None
+        for b in batches:
+            s = decode_step(model, roof, b, c)
+            rows.append({"batch": s.batch, "context_tokens": c, "flops": s.flops,
+                         "weight_bytes": s.weight_bytes, "kv_bytes": s.kv_bytes,
+                         "intensity": s.intensity, "step_s": s.seconds,
+                         "tokens_per_s": s.tokens_per_s,
+                         "chip_s_per_mtok": roof.n_chips * s.seconds / s.batch * 1e6,
+                         "bound": s.bound, "fits_in_memory": fits is None or b <= fits})
+    return pd.DataFrame(rows)
+
+
+def chips_to_hold(model: Model, roof: Roof, kv_share: float = 0.5) -> int:
+    """The smallest power-of-two number of chips whose memory holds the weights and leaves
+    at least ``kv_share`` of the total for the KV cache."""
+    share = require_positive("kv_share", kv_share)
+    if share >= 1:
+        raise ValueError(f"kv_share is a fraction of memory below 1, got {kv_share!r}")
+    if roof.capacity_bytes is None:
+        raise ValueError(f"{roof.name} has no memory capacity in hardware_specs.csv")
+    n = 1
+    while model.weight_bytes > (1 - share) * n * roof.capacity_bytes:
+        n *= 2
+    return n
+
+
+#: Llama 3.3 70B's architecture, the essay's example model: the fields of its row in the
+#: research notes' ``model_configs.csv`` (from the oumi recipe README, :data:`LLAMA_3_3_70B_SOURCE`,
+#: and Meta's model card, github.com/meta-llama/llama-models at a9c89c4,
+#: models/llama3_3/MODEL_CARD.md), written as the Hugging Face ``config.json`` keys the
+#: library reads.
+LLAMA_3_3_70B = {
+    "model_type": "llama", "num_hidden_layers": 80, "hidden_size": 8192,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+    "intermediate_size": 28672, "vocab_size": 128256, "max_position_embeddings": 131072,
+    "tie_word_embeddings": False,
+}
+LLAMA_3_3_70B_SOURCE = ("https://github.com/oumi-ai/oumi/blob/bd18cd68cdcdb3b1942c9813689c5c3e4d7d"
+                        "9977/configs/recipes/llama3_3/README.md")
+
+
+def llama_3_3_70b(bytes_per_weight: float = 2.0, kv_dtype_bytes: float = 2.0) -> Model:
+    """The essay's example model at FP16 weights and cache unless told otherwise."""
+    return Model.from_config(LLAMA_3_3_70B, "Llama 3.3 70B", bytes_per_weight, kv_dtype_bytes)

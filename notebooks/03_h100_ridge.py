@@ -1,0 +1,392 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The ridge point and batching
+#
+# **What this chapter does.** The essay explains why hosted inference is cheap with one
+# roofline: an H100 can do {glue:text}`ridge:.0f` FLOPs in the time it reads one byte, a
+# decode step at batch $B$ does about $B$ FLOPs per byte of weights, so decode stays
+# memory-bound until some {glue:text}`essay_batch:.0f` sequences share each pass, while a
+# {glue:text}`essay_prompt:,.0f`-token prefill is compute-bound at batch one. We recompute
+# that arithmetic (keeping dense and sparse FLOPs apart), draw the roof of every chip in the
+# book, turn batching into tokens/s and cost per token, then put back what the essay leaves
+# out, the KV cache that every sequence reads for itself, and finally draw the roofline of
+# the machine reading this page and watch batching bend its decode curve.
+#
+# A chip's **ridge point** is its peak arithmetic rate over its memory bandwidth; a kernel's
+# **arithmetic intensity** is the FLOPs it does per byte it reads {cite}`williams2009roofline`:
+#
+# ```{math}
+# :label: eq-ridge
+# \text{ridge} = \frac{F\ \text{(FLOP/s)}}{BW\ \text{(bytes/s)}}, \qquad
+# \text{attainable FLOP/s} = \min\left(F,\; I \cdot BW\right)
+# ```
+#
+# A matmul that uses each of $P$ weights, stored in $b$ bytes each, for $n$ tokens in one
+# pass does $2Pn$ FLOPs (a multiply and an add) against $bP$ bytes:
+#
+# ```{math}
+# :label: eq-matmul-intensity
+# I_{\text{weights}} = \frac{2Pn}{bP} = \frac{2n}{b}
+# \;\;\xrightarrow{\;b\,=\,2\ (\text{FP16})\;}\;\; n
+# ```
+#
+# Decode has $n = B$, the batch; prefill has $n$ = the prompt length.
+
+# %% tags=["remove-cell"]
+import pandas as pd
+
+import napkin
+from napkin import essay, hardware, measure, roofline, tables
+from napkin.figures import roofline as charts
+from napkin.measure import batched
+from napkin.prose import glue, glue_markdown
+from napkin.units import GB, TFLOPS
+
+h100 = roofline.chip_roof("H100 SXM")
+glue("ridge", h100.ridge)
+glue("essay_batch", essay.claim("decode_batch_crossover"))
+glue("essay_prompt", essay.claim("prefill_intensity"))
+
+# %% [markdown]
+# ## The essay's arithmetic
+#
+# NVIDIA lists the H100 SXM at {glue:text}`h100_sparse:,.0f` FP16 tensor TFLOPS *with 2:4
+# sparsity*, which is {glue:text}`h100_dense:,.0f` TFLOPS for the dense matmuls inference
+# actually runs, and {glue:text}`h100_bw:,.0f` GB/s of HBM3 bandwidth. The dense figure gives
+# a ridge of {glue:text}`ridge:.1f` FLOP/byte (the essay: {glue:text}`essay_ridge:.0f`); the
+# sparse one would give {glue:text}`sparse_ridge:.1f`, twice as far to the right and wrong
+# for a dense model. Every FLOP/s figure in this chapter is dense unless its label says
+# otherwise.
+#
+# With FP16 weights, decode at batch one sits at an intensity of
+# {glue:text}`i_b1:.0f` FLOP/byte and at the essay's batch of {glue:text}`b64:d`, at
+# {glue:text}`i_b64:.0f`. It reaches the ridge at a batch of {glue:text}`b_star:.0f`, which
+# the essay rounds to {glue:text}`essay_batch:.0f`. A {glue:text}`essay_prompt:,.0f`-token
+# prefill sits at {glue:text}`i_prefill:,.0f` FLOP/byte, {glue:text}`over:.2f`x the ridge:
+# the essay's {glue:text}`essay_over:.0f` times over is right.
+
+# %% tags=["remove-cell"]
+h100_chip = hardware.chip("H100 SXM")
+glue("h100_sparse", h100_chip.specs["fp16_tensor_sparse_TFLOPS"])
+glue("h100_dense", h100_chip.specs["fp16_tensor_dense_TFLOPS"])
+glue("h100_bw", h100.bandwidth_bytes_per_s / GB)
+glue("essay_ridge", essay.claim("h100_ridge"))
+glue("sparse_ridge", roofline.ridge_point(h100_chip.specs["fp16_tensor_sparse_TFLOPS"] * TFLOPS,
+                                          h100.bandwidth_bytes_per_s))
+b64 = int(essay.claim("batch_example"))
+glue("b64", b64)
+glue("i_b1", roofline.matmul_intensity(1))
+glue("i_b64", roofline.matmul_intensity(b64))
+glue("b_star", h100.ridge / roofline.matmul_intensity(1))
+i_prefill = roofline.matmul_intensity(essay.claim("prefill_intensity"))
+glue("i_prefill", i_prefill)
+glue("over", i_prefill / h100.ridge)
+glue("essay_over", essay.claim("prefill_over_ridge"))
+
+# %% [markdown]
+# ## Every chip's roof
+#
+# The same division for every chip in `data/hardware_specs.csv`. Which FLOP/s figure each
+# one uses matters as much as the division:
+#
+# - **Datacenter GPUs** (H100, H200, B200, A100, MI300X): dense FP16/BF16 tensor throughput.
+# - **GeForce cards** (RTX 4090, 5090): dense FP16 tensor throughput *with FP32
+#   accumulate*, the figure NVIDIA lists for them and the one a framework gets by default;
+#   with FP16 accumulate the RTX 4090 is listed {glue:text}`geforce_acc:.1f`x faster.
+# - **M2 Ultra**: its GPU's FP16 peak, which equals its FP32 peak, since it has no separate
+#   matrix units.
+# - **Strix Halo**: the theoretical FP16 peak of its integrated GPU, computed, not stated by
+#   AMD.
+# - **DGX Spark**: NVIDIA states no dense 16-bit figure. It appears twice, each point
+#   labelled: with its headline {glue:text}`spark_fp4:,.0f` TFLOPS of *sparse FP4*, which
+#   is not comparable with anything else here (4-bit, and with sparsity), and with its
+#   {glue:text}`spark_fp32:.0f` TFLOPS of FP32 on ordinary CUDA cores, a floor. Its dense
+#   16-bit ridge lies somewhere between, and no source pins it down.
+
+# %% tags=["remove-cell"]
+CHIPS = ["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe", "MI300X",
+         "RTX 4090", "RTX 5090", "DGX Spark", "M2 Ultra", "Strix Halo"]
+ridges = roofline.ridge_table(CHIPS)
+spark = hardware.chip("DGX Spark")
+rtx = hardware.chip("RTX 4090").specs
+glue("geforce_acc",
+     rtx["fp16_tensor_dense_fp16acc_TFLOPS"] / rtx["fp16_tensor_dense_fp32acc_TFLOPS"])
+glue("spark_fp4", spark.specs["fp4_tensor_sparse_TFLOPS"])
+glue("spark_fp32", spark.specs["fp32_vector_TFLOPS"])
+dense_fp16 = ridges[ridges["chip"] != "DGX Spark"].set_index("chip")["ridge_flop_per_byte"]
+glue("ridge_min", dense_fp16.min())
+glue("ridge_min_chip", dense_fp16.idxmin())
+glue("ridge_max", dense_fp16.max())
+glue("ridge_max_chip", dense_fp16.idxmax())
+datacenter = dense_fp16.loc[["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe",
+                             "MI300X"]]
+glue("dc_min", datacenter.min())
+glue("dc_max", datacenter.max())
+spark_rows = ridges[ridges["chip"] == "DGX Spark"].set_index("flops_kind")["ridge_flop_per_byte"]
+glue("spark_ridge_fp4", spark_rows[roofline.OTHER_FLOPS["fp4_tensor_sparse_TFLOPS"]])
+glue("spark_ridge_fp32", spark_rows[roofline.OTHER_FLOPS["fp32_vector_TFLOPS"]])
+glue("spark_vs_max", spark_rows[roofline.OTHER_FLOPS["fp4_tensor_sparse_TFLOPS"]]
+     / dense_fp16.max())
+markers = pd.DataFrame({
+    "intensity": [roofline.matmul_intensity(1), roofline.matmul_intensity(b64), i_prefill],
+    "label": ["decode, batch 1 (FP16)", f"decode, batch {b64} (FP16)",
+              f"prefill, {essay.claim('prefill_intensity'):,.0f}-token prompt (FP16)"],
+    "short": ["decode B=1", f"B={b64}", f"prefill {essay.claim('prefill_intensity'):,.0f}"]})
+
+# %%
+tables.styled(ridges.assign(peak_TFLOPS=ridges["flops_per_s"] / TFLOPS)
+              .round({"ridge_flop_per_byte": 1}), "ridge-table", {
+    "chip": "Chip", "flops_kind": "FLOP/s figure", "peak_TFLOPS": "Peak (TFLOP/s)",
+    "bandwidth_bytes_per_s": "Bandwidth (GB/s)", "ridge_flop_per_byte": "Ridge (FLOP/byte)"})
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-ridge-points",
+    chart=charts.ridge_bars(ridges, markers.iloc[[0, 2]]),
+    caption="Every chip needs far more FLOPs per byte than batch-1 decode offers before "
+            "arithmetic limits it; a long prefill offers more than most need.",
+    source="data/hardware_specs.csv (vendor figures, some via secondary compilations; "
+           "Strix Halo's computed); ridge points computed by napkin.roofline.",
+)
+
+# %% [markdown]
+# Dense 16-bit ridges run from {glue:text}`ridge_min:.0f` FLOP/byte
+# ({glue:text}`ridge_min_chip`) to {glue:text}`ridge_max:.0f` ({glue:text}`ridge_max_chip`);
+# the datacenter parts all sit between {glue:text}`dc_min:.0f` and {glue:text}`dc_max:.0f`.
+# DGX Spark's two labelled points are {glue:text}`spark_ridge_fp32:.0f` (FP32 vector) and
+# {glue:text}`spark_ridge_fp4:,.0f` (sparse FP4): the petaFLOP headline puts the Spark
+# {glue:text}`spark_vs_max:.0f`x to the right of the highest dense ridge in the book: a fair
+# place for the 4-bit sparse matmuls the figure counts, and the wrong one for anything
+# else. On the full roofline, with the workloads marked:
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-roofline-chips",
+    chart=charts.roofline_lines(ridges, markers),
+    caption="Batch-1 decode sits on the sloped, memory-bound part of every chip's roof; a "
+            "long prefill sits on the flat part of all but the sparse-FP4 figure.",
+    source="data/hardware_specs.csv; rooflines and workload intensities computed by "
+           "napkin.roofline (weights only, FP16).",
+)
+
+# %% [markdown]
+# ## Batching on a datacenter GPU
+#
+# Take the essay's model, Llama 3.3 70B, with FP16 weights and an FP16 cache
+# ({glue:text}`params_b:.1f` billion parameters, {glue:text}`weights_gb:.0f` GB of weights).
+# It does not fit on one {glue:text}`h100_cap:.0f` GB H100, so shard it, tensor-parallel,
+# over {glue:text}`n_gpus:d` of them: the smallest power of two that leaves at least
+# {glue:text}`kv_share:.0%` of their memory for the cache. Sharding splits FLOPs and bytes
+# alike, so the ridge point and every intensity below are those of one H100; throughput is
+# the group's, and cost is counted in
+# **GPU-seconds per million tokens**, which becomes a price once multiplied by what a
+# GPU-hour costs you.
+#
+# A decode step runs at the slower of its arithmetic and its memory traffic. For now, as the
+# essay does, count only the weights (context 0):
+
+# %% tags=["remove-cell"]
+model = roofline.llama_3_3_70b()
+KV_SHARE = 0.5
+n_gpus = roofline.chips_to_hold(model, h100, KV_SHARE)
+glue("kv_share", KV_SHARE)
+glue("h100_cap", h100.capacity_bytes / GB)
+group = h100.times(n_gpus)
+glue("params_b", model.params / 1e9)
+glue("weights_gb", model.weight_bytes / GB)
+glue("n_gpus", n_gpus)
+BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+CONTEXTS = [0, 1024, 8192, 32768, 131072]
+curve = roofline.batch_curve(model, group, BATCHES, CONTEXTS)
+zero = curve[curve["context_tokens"] == 0].set_index("batch")
+glue("tps_1", zero.loc[1, "tokens_per_s"])
+glue("tps_64", zero.loc[b64, "tokens_per_s"])
+glue("cost_1", zero.loc[1, "chip_s_per_mtok"])
+glue("cost_64", zero.loc[b64, "chip_s_per_mtok"])
+glue("cost_cut", zero.loc[1, "chip_s_per_mtok"] / zero.loc[b64, "chip_s_per_mtok"])
+top = zero["tokens_per_s"].max()
+glue("tps_top", top)
+glue("cost_top", zero["chip_s_per_mtok"].min())
+MID_CONTEXT = 8192
+glue("mid_context", MID_CONTEXT)
+glue("fit_mid", roofline.max_batch(model, group, MID_CONTEXT))
+glue("kv_seq_mid", model.kv_bytes(MID_CONTEXT) / GB)
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-batch-throughput",
+    chart=charts.batch_lines(curve, "tokens_per_s"),
+    caption=f"Llama 3.3 70B (FP16) on {n_gpus} H100 SXM: throughput grows in proportion to "
+            "batch while the weights dominate the bytes, then flattens, earlier the longer "
+            "the context.",
+    source="Model from its config (Meta model card via model_configs); H100 SXM figures from "
+           "data/hardware_specs.csv; roofline time per step computed by napkin.roofline.",
+)
+
+# %% [markdown]
+# At context 0 the group decodes {glue:text}`tps_1:,.0f` tokens/s at batch 1 and
+# {glue:text}`tps_64:,.0f` at batch {glue:text}`b64:d`: one weight read per step, shared by
+# more sequences. Cost per token falls {glue:text}`cost_cut:.0f`-fold, from
+# {glue:text}`cost_1:,.0f` to {glue:text}`cost_64:,.0f` GPU-seconds per million tokens; past
+# the ridge, throughput stops at {glue:text}`tps_top:,.0f` tokens/s and cost at
+# {glue:text}`cost_top:,.1f`. This is the essay's "entire economic basis of hosted
+# inference".
+#
+# The other lines are what the essay skips. With context, every sequence also reads its own
+# cache, {glue:text}`kv_seq_mid:.2f` GB per sequence at {glue:text}`mid_context:,d` tokens,
+# and that read grows with the batch instead of being shared. The faded points are batches
+# whose caches no longer fit beside the weights: at {glue:text}`mid_context:,d` tokens, only
+# {glue:text}`fit_mid:d` sequences fit in the group's memory at all.
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-batch-cost",
+    chart=charts.batch_lines(curve, "chip_s_per_mtok"),
+    caption="Cost per token against batch: at long context the cache, read once per "
+            "sequence, puts a floor under cost that batching cannot lower.",
+    source="As above; cost = GPUs x step time / batch.",
+)
+
+# %% [markdown]
+# ## What batching cannot amortise
+#
+# With a cache, one decode step of $B$ sequences, each with $c$ tokens of context, does
+# $B(2P + a\,c)$ FLOPs, where $a$ is the attention arithmetic per cached token, and reads
+# $W + B\,k\,c$ bytes, where $W$ is the weights and $k$ the cache bytes per token
+# ({glue:text}`kv_per_token:,d` bytes for this model, from `napkin.kv_bytes_per_token`):
+#
+# ```{math}
+# :label: eq-decode-intensity-kv
+# I(B, c) = \frac{B\,(2P + a\,c)}{W + B\,k\,c}
+# \;\xrightarrow{\;B \to \infty\;}\; \frac{2P + a\,c}{k\,c}
+# ```
+#
+# As the batch grows the weights stop mattering and the intensity tends to that of one
+# sequence's own work over its own cache. Attention does {glue:text}`attn_intensity:.0f`
+# FLOPs per cached byte at FP16 (as many as there are query heads per KV head), far below
+# any ridge. The intensity reaches the ridge $R$ at
+#
+# ```{math}
+# :label: eq-batch-to-ridge
+# B^{*} = \frac{R\,W}{2P + a\,c - R\,k\,c}, \qquad
+# \text{and never once}\quad c \;\ge\; \frac{2P}{R\,k - a}
+# ```
+
+# %% tags=["remove-cell"]
+glue("kv_per_token", model.kv_bytes_per_token())
+glue("attn_intensity", model.attention_flops(1) / model.kv_bytes(1))
+limit = roofline.context_limit(model, h100.ridge)
+glue("limit", limit)
+SHORT_CONTEXT = 1024
+glue("short_context", SHORT_CONTEXT)
+glue("b_at_short", roofline.batch_to_ridge(model, h100.ridge, SHORT_CONTEXT))
+glue("b_at_half", roofline.batch_to_ridge(model, h100.ridge, int(limit // 2)))
+glue("half_limit", int(limit // 2))
+ROOFS = [roofline.chip_roof(c) for c in ("A100 SXM", "H100 SXM", "H200", "B200", "MI300X")]
+limits = {r.name: roofline.context_limit(model, r.ridge) for r in ROOFS}
+glue("limit_min", min(limits.values()))
+glue("limit_min_chip", min(limits, key=limits.get))
+glue("limit_max", max(limits.values()))
+glue("limit_max_chip", max(limits, key=limits.get))
+
+# %% [markdown]
+# For Llama 3.3 70B on an H100, the batch that reaches the ridge is
+# {glue:text}`b_star:.0f` at context 0, {glue:text}`b_at_half:,.0f` at
+# {glue:text}`half_limit:,d` tokens, {glue:text}`b_at_short:,.0f` at
+# {glue:text}`short_context:,d`, and **no batch at all beyond {glue:text}`limit:,.0f` tokens
+# of context**. The chips with lower ridge points
+# hold out longer ({glue:text}`limit_max:,.0f` tokens on the {glue:text}`limit_max_chip`),
+# the ones with higher ridge points give up sooner ({glue:text}`limit_min:,.0f` on the
+# {glue:text}`limit_min_chip`), but for every one of them a chat-length context keeps decode
+# memory-bound however many users share the GPU. Batching still pays: it amortises the
+# weights, which at short context are most of the bytes. What it cannot do is turn a long-
+# context decode into a compute-bound one.
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-ridge-batch-context",
+    chart=charts.ridge_batch_by_context(model, ROOFS, [0, 128, 256, 512, 768, 1024, 1280,
+                                                       1536, 1792, 2048, 3072, 4096]),
+    caption="The batch a decode step needs to reach each chip's ridge grows without bound "
+            "as context grows; past the dashed line no batch reaches it.",
+    source="Llama 3.3 70B at FP16 (weights and cache); chip figures from "
+           "data/hardware_specs.csv; napkin.roofline.batch_to_ridge.",
+)
+
+# %% [markdown]
+# Try it: the sliders set the batch and the context per sequence; the line is the decode
+# step's intensity at every batch for that context, the dashed line the H100's ridge, and
+# the title says where the chosen point lands. Slide the context to zero for the essay's
+# picture, then up again and watch the curve flatten below the ridge.
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-batch-explorer",
+    chart=charts.batch_explorer(model, group, batch=b64, context=SHORT_CONTEXT),
+    caption=f"Intensity of one decode step of Llama 3.3 70B (FP16) on {n_gpus} H100 SXM "
+            "against batch, at the chosen context; hover the point for tokens/s and cost.",
+    source="napkin.roofline, evaluated in the page: FLOPs 2P + attention per sequence, bytes "
+           "= weights + each sequence's cache.",
+)
+
+# %% [markdown]
+# ## Your machine
+#
+# The same roofline, measured where this page was built. The peak is a large float32
+# matrix product through numpy's BLAS on every core, reported as **dense FP32** FLOP/s:
+# what this CPU's vector units give a well-blocked floating-point matmul (there are no FP16
+# tensor cores here). It is a yardstick rather than llama.cpp's own ceiling, since
+# llama.cpp multiplies Q8_0 weights with 8-bit integer dot products; the closing note
+# compares the two. The bandwidth is the probe from chapter 1. Then llama.cpp decodes a synthetic model with several sequences at once, one
+# token each per step, from batch 1 up, and each measured point is set against the
+# roofline prediction min(compute bound, memory bound) for that batch.
+
+# %% tags=["nbval-ignore-output"]
+live_batch = batched.live(batched.QUICK)
+live_frame = batched.frame(live_batch)
+glue_markdown("live_batch_sentence", batched.sentence(live_batch))
+tables.styled(live_frame.round({"stddev": 1, "intensity": 1}), "live-batch", {
+    "batch": "Batch", "tokens_per_s": "Measured (tok/s)", "stddev": "±",
+    "predicted_tokens_per_s": "Predicted (tok/s)", "intensity": "FLOP/byte",
+    "bound": "Predicted bound"})
+
+# %% [markdown]
+# {glue:md}`live_batch_sentence`
+
+# %% tags=["hide-input", "nbval-ignore-output"]
+napkin.Figure(
+    name="fig-live-batching",
+    chart=charts.live_batching(live_frame, batched.who(live_batch)),
+    caption="Measured aggregate decode throughput against the roofline prediction from this "
+            "machine's own measured peak and bandwidth.",
+    source="Live: napkin.measure.batched (llama.cpp, synthetic model), napkin.measure.gemm, "
+           "napkin.measure.probe.",
+    live=True,
+    machine=batched.who(live_batch),
+)
+
+# %% [markdown]
+# ## Closing note
+#
+# {glue:md}`closing`
+
+# %% tags=["remove-cell", "nbval-ignore-output"]
+live_pp = measure.live(measure.QUICK)
+glue_markdown("closing", batched.closing_note(live_batch, live_pp, essay.claim("spark_gap"),
+                                              h100.ridge))

@@ -1,0 +1,216 @@
+"""napkin.roofline: ridge points, intensities, and the batch crossover with and without KV."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+import napkin
+from napkin import essay, roofline
+from napkin.figures import roofline as figures
+
+CHIPS = ["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe", "MI300X",
+         "RTX 4090", "RTX 5090", "DGX Spark", "M2 Ultra", "Strix Halo"]
+
+
+# -- the arithmetic ------------------------------------------------------------------------
+
+def test_ridge_point_is_public_and_is_the_essays_division():
+    assert napkin.ridge_point is roofline.ridge_point
+    assert napkin.ridge_point(989e12, 3.35e12) == pytest.approx(295.22, abs=0.01)
+    assert round(napkin.ridge_point(989e12, 3.35e12)) == essay.claim("h100_ridge")
+
+
+@pytest.mark.parametrize("flops,bw,field", [(-1, 1e9, "flops_per_s"), (1e12, 0, "bandwidth"),
+                                            (float("nan"), 1e9, "flops_per_s"),
+                                            ("989e12", 1e9, "flops_per_s")])
+def test_ridge_point_bad_input_names_the_field(flops, bw, field):
+    with pytest.raises(ValueError, match=field):
+        roofline.ridge_point(flops, bw)
+
+
+def test_attainable_is_the_lower_of_the_two_roofs():
+    assert roofline.attainable_flops(1, 1e15, 1e12) == 1e12           # memory-bound
+    assert roofline.attainable_flops(1e4, 1e15, 1e12) == 1e15         # compute-bound
+    with pytest.raises(ValueError, match="intensity"):
+        roofline.attainable_flops(0, 1e15, 1e12)
+
+
+def test_matmul_intensity_is_batch_at_fp16_and_scales_with_bytes():
+    assert roofline.matmul_intensity(1) == 1
+    assert roofline.matmul_intensity(64) == 64
+    assert roofline.matmul_intensity(64, 0.5) == 256   # 4-bit weights: four times as intense
+    with pytest.raises(ValueError, match="n_tokens"):
+        roofline.matmul_intensity(0)
+    with pytest.raises(ValueError, match="bytes_per_weight"):
+        roofline.matmul_intensity(8, -2)
+
+
+def test_bound():
+    assert roofline.bound(1, 295) == "memory"
+    assert roofline.bound(2000, 295) == "compute"
+    assert roofline.bound(295, 295) == "compute"
+
+
+# -- chips -----------------------------------------------------------------------------------
+
+def test_chip_roof_uses_dense_fp16_and_says_so():
+    h100 = roofline.chip_roof("H100 SXM")
+    assert h100.flops_per_s == 989e12 and "dense" in h100.flops_kind
+    assert h100.capacity_bytes == 80e9
+    rtx = roofline.chip_roof("RTX 4090")
+    assert rtx.flops_kind == "dense FP16 tensor, FP32 accumulate"
+
+
+def test_chip_without_a_dense_figure_must_be_asked_by_name():
+    with pytest.raises(ValueError, match="DGX Spark has no dense FP16.*spec="):
+        roofline.chip_roof("DGX Spark")
+    fp4 = roofline.chip_roof("DGX Spark", "fp4_tensor_sparse_TFLOPS")
+    assert "sparse" in fp4.flops_kind and "not comparable" in fp4.flops_kind
+    assert fp4.ridge == pytest.approx(1000e12 / 273e9)
+    with pytest.raises(ValueError, match="not a FLOP/s figure"):
+        roofline.chip_roof("DGX Spark", "memory_capacity_GB")
+    with pytest.raises(ValueError, match="no spec"):
+        roofline.chip_roof("H100 SXM", "fp4_tensor_sparse_TFLOPS")
+    with pytest.raises(ValueError, match="unknown chip"):
+        roofline.chip_roof("H1000")
+
+
+def test_ridge_table_keeps_dense_and_sparse_apart():
+    table = roofline.ridge_table(CHIPS)
+    spark = table[table["chip"] == "DGX Spark"]
+    assert len(spark) == 2 and not spark["dense"].all()
+    others = table[table["chip"] != "DGX Spark"]
+    assert len(others) == len(CHIPS) - 1
+    assert others["dense"].all() and not others["flops_kind"].str.contains("sparse").any()
+    assert (table["ridge_flop_per_byte"] ==
+            table["flops_per_s"] / table["bandwidth_bytes_per_s"]).all()
+    assert table["flops_source"].str.contains("http").all()
+
+
+def test_a_group_of_chips_has_the_same_ridge():
+    h100 = roofline.chip_roof("H100 SXM")
+    four = h100.times(4)
+    assert four.ridge == pytest.approx(h100.ridge)
+    assert four.capacity_bytes == 4 * h100.capacity_bytes and four.n_chips == 4
+    with pytest.raises(ValueError, match="n_chips"):
+        h100.times(0)
+    with pytest.raises(ValueError, match="bandwidth"):
+        roofline.Roof("x", 1e12, -1, "dense")
+
+
+# -- a model's decode step -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def llama70():
+    return roofline.llama_3_3_70b()
+
+
+def test_llama_3_3_70b_matches_the_essay_and_its_config(llama70):
+    assert llama70.params == pytest.approx(70.5537e9, rel=1e-5)  # research notes' count
+    assert llama70.kv_bytes_per_token() == essay.claim("kv_per_token_bytes")
+    assert llama70.query_groups == 8
+    assert llama70.bytes_per_weight == 2
+
+
+def test_attention_does_as_many_flops_per_cached_byte_as_query_groups(llama70):
+    assert llama70.attention_flops(1000) / llama70.kv_bytes(1000) == pytest.approx(8)
+
+
+def test_weights_only_step_has_intensity_batch(llama70):
+    h100 = roofline.chip_roof("H100 SXM")
+    for b in (1, 64, 512):
+        step = roofline.decode_step(llama70, h100, b, 0)
+        assert step.intensity == pytest.approx(b)
+        assert step.seconds == max(step.flops / h100.flops_per_s,
+                                   step.bytes / h100.bandwidth_bytes_per_s)
+    assert roofline.decode_step(llama70, h100, 1).bound == "memory"
+    assert roofline.decode_step(llama70, h100, 512).bound == "compute"
+    with pytest.raises(ValueError, match="batch"):
+        roofline.decode_step(llama70, h100, 0)
+    with pytest.raises(ValueError, match="n_tokens"):
+        roofline.decode_step(llama70, h100, 1, -5)
+
+
+def test_batch_to_ridge_with_and_without_the_cache(llama70):
+    h100 = roofline.chip_roof("H100 SXM")
+    assert roofline.batch_to_ridge(llama70, h100.ridge, 0) == pytest.approx(h100.ridge)
+    b = roofline.batch_to_ridge(llama70, h100.ridge, 1024)
+    assert b > h100.ridge
+    # at that batch the step sits exactly on the ridge
+    flops = b * (2 * llama70.params + llama70.attention_flops(1024))
+    bytes_ = llama70.weight_bytes + b * llama70.kv_bytes(1024)
+    assert flops / bytes_ == pytest.approx(h100.ridge)
+    limit = roofline.context_limit(llama70, h100.ridge)
+    assert 1024 < limit < 2048
+    assert math.isfinite(roofline.batch_to_ridge(llama70, h100.ridge, int(limit) - 1))
+    assert math.isinf(roofline.batch_to_ridge(llama70, h100.ridge, int(limit) + 1))
+    # a chip with a lower ridge holds out to a longer context
+    a100 = roofline.chip_roof("A100 SXM")
+    assert roofline.context_limit(llama70, a100.ridge) > limit
+
+
+def test_context_limit_refuses_sliding_windows():
+    mistral = {"num_hidden_layers": 2, "hidden_size": 512, "num_attention_heads": 8,
+               "num_key_value_heads": 2, "intermediate_size": 1024, "vocab_size": 1000,
+               "sliding_window": 4096}
+    model = roofline.Model.from_config(mistral, "windowed")
+    with pytest.raises(ValueError, match="sliding windows"):
+        roofline.context_limit(model, 295)
+    # batch_to_ridge still works at each context, and the window caps the cache
+    assert math.isfinite(roofline.batch_to_ridge(model, 1.0, 100_000))
+
+
+def test_capacity_and_group_size(llama70):
+    h100 = roofline.chip_roof("H100 SXM")
+    assert roofline.chips_to_hold(llama70, h100) == 4
+    assert roofline.max_batch(llama70, h100, 8192) == 0        # weights alone overflow one
+    four = h100.times(4)
+    fits = roofline.max_batch(llama70, four, 8192)
+    assert fits == int((4 * 80e9 - llama70.weight_bytes) // llama70.kv_bytes(8192))
+    with pytest.raises(ValueError, match="kv_share"):
+        roofline.chips_to_hold(llama70, h100, 1.5)
+    no_capacity = roofline.Roof("bare", 1e12, 1e11, "dense")
+    with pytest.raises(ValueError, match="capacity"):
+        roofline.max_batch(llama70, no_capacity, 10)
+
+
+def test_batch_curve(llama70):
+    group = roofline.chip_roof("H100 SXM").times(4)
+    df = roofline.batch_curve(llama70, group, [1, 64, 4096], [0, 32768])
+    assert len(df) == 6
+    zero = df[df["context_tokens"] == 0].set_index("batch")
+    assert zero.loc[64, "tokens_per_s"] == pytest.approx(64 * zero.loc[1, "tokens_per_s"])
+    assert zero.loc[1, "chip_s_per_mtok"] == pytest.approx(
+        4 * zero.loc[1, "step_s"] * 1e6)
+    long = df[df["context_tokens"] == 32768]
+    assert not long.set_index("batch").loc[4096, "fits_in_memory"]
+    assert (long["bound"] == "memory").all()
+
+
+# -- the chapter's charts build, with tooltips ----------------------------------------------------
+
+def _has_tooltips(spec: dict) -> bool:
+    layers = spec.get("layer", [spec])
+    return any("tooltip" in layer.get("encoding", {}) or _has_tooltips(layer)
+               for layer in layers if isinstance(layer, dict) and layer is not spec)
+
+
+def test_chapter_charts_build(llama70):
+    table = roofline.ridge_table(CHIPS)
+    marks = pd.DataFrame({"intensity": [1.0, 2000.0], "label": ["a", "b"], "short": ["a", "b"]})
+    group = roofline.chip_roof("H100 SXM").times(4)
+    curve = roofline.batch_curve(llama70, group, [1, 8, 64], [0, 1024])
+    charts = [figures.roofline_lines(table, marks), figures.ridge_bars(table, marks),
+              figures.batch_lines(curve, "tokens_per_s"),
+              figures.batch_lines(curve, "chip_s_per_mtok"),
+              figures.ridge_batch_by_context(llama70, [group], [0, 512, 1024, 2048]),
+              figures.batch_explorer(llama70, group, 64, 1024)]
+    for chart in charts:
+        spec = chart.to_dict()
+        assert spec["width"] == "container"
+        assert _has_tooltips(spec)
+    with pytest.raises(ValueError, match="metric"):
+        figures.batch_lines(curve, "dollars")
