@@ -142,7 +142,10 @@ class InProcess:
                 "n_vocab": int(self.llama.llama_vocab_n_tokens(vocab)),
                 "n_layer": int(self.llama.llama_model_n_layer(model))}
 
-    def context(self, model, n_ctx: int, n_seq: int = 1, type_kv: int | None = None):
+    def context(self, model, n_ctx: int, n_seq: int = 1, type_kv: int | None = None,
+                flash_attn: bool | None = None):
+        """A new context. ``type_kv`` is a ggml type id for K and V (a quantized V cache
+        needs flash attention); ``flash_attn`` None leaves llama.cpp's default (auto)."""
         params = self.llama.llama_context_default_params()
         params.n_ctx = n_ctx
         params.n_batch = min(self.n_batch, n_ctx)
@@ -152,10 +155,17 @@ class InProcess:
         params.no_perf = True
         if type_kv is not None:
             params.type_k = params.type_v = type_kv
+        if flash_attn is not None:
+            if hasattr(params, "flash_attn_type"):
+                params.flash_attn_type = (self.llama.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn
+                                          else self.llama.LLAMA_FLASH_ATTN_TYPE_DISABLED)
+            else:  # bindings before llama.cpp's flash_attn_type (a plain bool)
+                params.flash_attn = bool(flash_attn)
         ctx = self.llama.llama_init_from_model(model, params)
         if not ctx:
             raise MeasurementUnavailable(
-                f"llama.cpp could not create a {n_ctx}-token context (out of memory?): "
+                f"llama.cpp could not create a {n_ctx}-token context (out of memory, or a "
+                f"setting it refuses): "
                 f"{self.logs.text()[-300:]}")
         return ctx
 
@@ -205,6 +215,45 @@ class InProcess:
         finally:
             self.llama.llama_free(ctx)
         return summarise(test, n_prompt + n_gen, seconds)
+
+    def depth_sweep(self, path: str | Path, depths: list[int], n_gen: int,
+                    reps: int, flash_attn: bool | None = None) -> dict:
+        """tg at several context depths, as ``llama-bench -n N -d d1,d2,...`` measures it,
+        in one context: the cache is filled up to each depth in turn (never refilled from
+        zero), and after every timed repetition the generated tokens are removed again,
+        so each repetition starts from exactly ``depth`` cached tokens.
+        ``flash_attn`` as in :meth:`context`. Returns {"model": {...}, "tg": [Rate per
+        depth]}."""
+        depths = sorted(set(int(d) for d in depths))
+        if not depths or depths[0] < 0:
+            raise ValueError(f"depths must be whole numbers of tokens >= 0, got {depths}")
+        model = self.load(path)
+        try:
+            info = self.model_info(model)
+            n_vocab = info["n_vocab"]
+            ctx = self.context(model, depths[-1] + n_gen + 1, flash_attn=flash_attn)
+            try:
+                memory = self.llama.llama_get_memory(ctx)
+                self._generate(ctx, 1, n_vocab)  # warm-up, as llama-bench
+                self.llama.llama_memory_clear(memory, True)
+                rates, filled = [], 0
+                for depth in depths:
+                    if depth > filled:
+                        self._prompt(ctx, depth - filled, n_vocab)
+                        filled = depth
+                    seconds = []
+                    for _ in range(reps):
+                        start = time.perf_counter_ns()
+                        self._generate(ctx, n_gen, n_vocab)
+                        seconds.append((time.perf_counter_ns() - start) / 1e9)
+                        self.llama.llama_memory_seq_rm(memory, 0, depth, -1)
+                    suffix = f"@d{depth}" if depth else ""
+                    rates.append(summarise(f"tg{n_gen}{suffix}", n_gen, seconds))
+            finally:
+                self.llama.llama_free(ctx)
+            return {"model": info, "tg": rates}
+        finally:
+            self.llama.llama_model_free(model)
 
     def measure(self, path: str | Path, n_prompt: int, n_gen: int, reps: int,
                 depth: int = 0) -> dict:
@@ -283,6 +332,12 @@ class LlamaBench:
                              tokens_per_s=float(row["avg_ts"]), stddev=float(row["stddev_ts"]),
                              samples=[float(x) for x in row.get("samples_ts", [])])
         return out
+
+
+def depth_sweep_by_runs(runner, path, depths, n_gen: int, reps: int) -> dict:
+    """The same sweep for any runner with ``measure(..., depth=d)`` (llama-bench)."""
+    runs = [runner.measure(path, 0, n_gen, reps, depth=d) for d in sorted(set(depths))]
+    return {"model": runs[0]["model"], "tg": [run["tg"] for run in runs]}
 
 
 REQUIRED_FIELDS = ("n_prompt", "n_gen", "avg_ts", "stddev_ts", "model_size", "model_n_params")

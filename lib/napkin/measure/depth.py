@@ -1,0 +1,219 @@
+"""Decode speed against context depth, for an MHA and a GQA model of the same weight size.
+
+Each decode step reads every weight and the whole KV cache, so tokens/s falls as
+the context deepens, and falls faster the more KV heads the model caches. This
+module builds two synthetic llama-architecture models that differ only in how
+many KV heads they have (the GQA model gets a wider feed-forward block so that
+both hold exactly the same number of weights), measures tg at several depths
+the way ``llama-bench -d`` does, and puts the napkin's prediction beside each
+measurement:
+
+    predicted tg = bandwidth / (weight bytes + KV cache bytes at that depth)
+
+with the bandwidth from the memory probe taken right before and after.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, replace
+
+import pandas as pd
+
+from .. import kvcache
+from . import machine, synthetic
+from .probe import read_bandwidth
+from .runner import InProcess, MeasurementUnavailable, depth_sweep_by_runs
+from .session import Progress, cache_dir, ensure_room, make_runner, quiet
+
+SCHEMA = "napkin.depth/1"
+
+
+@dataclass(frozen=True)
+class DepthPlan:
+    """What a depth sweep measures."""
+
+    mode: str
+    depths: tuple[int, ...]
+    n_gen: int
+    reps: int
+    base: synthetic.Shape
+    gqa_kv_heads: int
+    weight_format: str = "Q8_0"
+    kv_dtype: str = "f16"
+    flash_attn: bool = False
+
+
+#: The MHA model: 24 heads of 128 (hidden 3072) in 3 layers, a small vocabulary and a
+#: narrow feed-forward block, so that the cache is large next to the weights already a
+#: few thousand tokens deep. Q8_0 weights: 145 MB, more than 4 x a 32 MiB cache.
+BASE = synthetic.Shape(hidden_size=3072, num_hidden_layers=3, num_attention_heads=24,
+                       num_key_value_heads=24, head_dim=128, intermediate_size=256,
+                       vocab_size=4096, context_length=32768)
+QUICK = DepthPlan("quick", depths=(0, 1024, 2048), n_gen=16, reps=2, base=BASE,
+                  gqa_kv_heads=3)
+FULL = DepthPlan("full", depths=(0, 1024, 2048, 4096, 8192), n_gen=32, reps=4, base=BASE,
+                 gqa_kv_heads=3)
+
+
+def matched_pair(base: synthetic.Shape, gqa_kv_heads: int) -> tuple[synthetic.Shape,
+                                                                   synthetic.Shape]:
+    """(MHA, GQA) shapes with the same number of weights: the GQA model's smaller K and V
+    projections are given back to its feed-forward block (3 matrices of hidden x ffn)."""
+    heads = base.num_attention_heads
+    if gqa_kv_heads < 1 or heads % gqa_kv_heads or gqa_kv_heads == heads:
+        raise ValueError(f"gqa_kv_heads must divide num_attention_heads ({heads}) and be "
+                         f"fewer than it, got {gqa_kv_heads}")
+    mha = replace(base, num_key_value_heads=heads)
+    freed = 2 * base.hidden_size * (heads - gqa_kv_heads) * base.head_dim  # K and V weights
+    if freed % (3 * base.hidden_size):
+        raise ValueError(f"the {freed:,} weights GQA frees cannot be given to the feed-forward "
+                         "block in whole columns; pick another head count or head_dim")
+    gqa = replace(base, num_key_value_heads=gqa_kv_heads,
+                  intermediate_size=base.intermediate_size + freed // (3 * base.hidden_size))
+    return mha, gqa  # replace() re-validated both: whole quant blocks, heads divisible
+
+
+def _model(shape: synthetic.Shape, fmt: str, progress: Progress):
+    size = synthetic.tensor_bytes(shape, fmt)
+    path = cache_dir() / (f"depth-{fmt}-h{shape.hidden_size}-l{shape.num_hidden_layers}"
+                          f"-kv{shape.num_key_value_heads}-ffn{shape.intermediate_size}"
+                          f"-v{shape.vocab_size}.gguf")
+    if not path.is_file():
+        ensure_room(path.parent, size, f"a {fmt} synthetic model")
+        progress(f"writing {path.name} ({size / 1e6:,.0f} MB)")
+        synthetic.write(path, shape, fmt, seed=0)
+    return path
+
+
+def run(plan: DepthPlan = QUICK, *, llama_bench: str | None = None, threads: int | None = None,
+        progress: Progress = quiet) -> dict:
+    """Measure tg at every depth of ``plan`` for the MHA and the GQA model."""
+    runner = make_runner(llama_bench, threads)
+    mha, gqa = matched_pair(plan.base, plan.gqa_kv_heads)
+    models = []
+    for label, shape in (("MHA", mha), ("GQA", gqa)):
+        models.append({"attention": label, "shape": asdict(shape), "config": shape.config(),
+                       "path": _model(shape, plan.weight_format, progress)})
+    before = read_bandwidth(threads=runner.threads, passes=5)
+    for m in models:
+        progress(f"{m['attention']}: tg{plan.n_gen} at depths {', '.join(map(str, plan.depths))}")
+        if isinstance(runner, InProcess):
+            out = runner.depth_sweep(m["path"], list(plan.depths), plan.n_gen, plan.reps,
+                                     flash_attn=plan.flash_attn)
+        else:  # llama-bench: its own flash-attention default
+            out = depth_sweep_by_runs(runner, m["path"], plan.depths, plan.n_gen, plan.reps)
+        m["model_bytes"] = out["model"]["model_bytes"]
+        m["tg"] = [rate.to_dict() for rate in out["tg"]]
+        m["path"] = str(m["path"])
+    after = read_bandwidth(threads=runner.threads, passes=5)
+    best = max(before.best_bytes_per_s, after.best_bytes_per_s)
+    worst = min(before.worst_bytes_per_s, after.worst_bytes_per_s)
+    return {
+        "schema": SCHEMA,
+        "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "mode": plan.mode, "plan": {**asdict(plan), "base": asdict(plan.base)},
+        "machine": machine.describe(runner.threads), "runner": runner.info(),
+        "probe_best_bytes_per_s": best, "probe_spread": 1 - worst / best,
+        "models": models,
+    }
+
+
+def frame(record: dict | None) -> pd.DataFrame:
+    """One row per model and depth: measured tg beside the napkin's prediction."""
+    columns = ["attention", "depth_tokens", "tokens_per_s", "stddev", "weight_bytes",
+               "kv_bytes", "bytes_per_token", "predicted_tokens_per_s", "fraction_of_ceiling"]
+    if record is None:
+        return pd.DataFrame(columns=columns)
+    plan = record["plan"]
+    bandwidth = record["probe_best_bytes_per_s"]
+    rows = []
+    for m in record["models"]:
+        for depth, rate in zip(sorted(plan["depths"]), m["tg"]):
+            # the context grows during the timed tokens: its mean depth is what is read
+            mean_depth = depth + plan["n_gen"] // 2
+            kv = kvcache.kv_cache_bytes(m["config"], mean_depth, 1, plan["kv_dtype"])
+            total = m["model_bytes"] + kv
+            predicted = bandwidth / total
+            rows.append({"attention": m["attention"], "depth_tokens": depth,
+                         "tokens_per_s": rate["tokens_per_s"], "stddev": rate["stddev"],
+                         "weight_bytes": m["model_bytes"], "kv_bytes": kv,
+                         "bytes_per_token": total, "predicted_tokens_per_s": predicted,
+                         "fraction_of_ceiling": rate["tokens_per_s"] / predicted})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def live(plan: DepthPlan = QUICK, **kwargs) -> dict | None:
+    """For a notebook cell: the sweep's record, or one sentence on why not (None)."""
+    try:
+        return run(plan, **kwargs)
+    except MeasurementUnavailable as err:
+        print(f"No live measurement on this machine: {err}.")
+        return None
+
+
+def sentence(record: dict | None) -> str:
+    """One Markdown sentence on a sweep, every number computed."""
+    if record is None:
+        return ("This page was built where llama.cpp could not run, so the chart shows the "
+                "prediction only; run the notebook on your machine to add the measurement.")
+    df = frame(record)
+    deepest = int(df["depth_tokens"].max())
+    first = df[df["depth_tokens"] == 0].set_index("attention")["tokens_per_s"]
+    last = df[df["depth_tokens"] == deepest].set_index("attention")["tokens_per_s"]
+    return (f"On the machine that built this page ({machine.label(record['machine'])}, "
+            f"{record['runner']['backend']}, memory probe "
+            f"{record['probe_best_bytes_per_s'] / 1e9:.1f} GB/s), the MHA model fell from "
+            f"**{first['MHA']:.1f}** to **{last['MHA']:.1f} tokens/s** between an empty "
+            f"context and {deepest:,} tokens deep ({last['MHA'] / first['MHA'] - 1:+.0%}); "
+            f"the GQA model, same weights, went from **{first['GQA']:.1f}** to "
+            f"**{last['GQA']:.1f} tokens/s** ({last['GQA'] / first['GQA'] - 1:+.0%}).")
+
+
+def models_table(plan: DepthPlan = QUICK) -> pd.DataFrame:
+    """The two synthetic models: shape, weight bytes and cache per token (no llama.cpp)."""
+    rows = []
+    for label, shape in zip(("MHA", "GQA"), matched_pair(plan.base, plan.gqa_kv_heads)):
+        cfg = shape.config()
+        rows.append({"attention": label, "layers": shape.num_hidden_layers,
+                     "hidden_size": shape.hidden_size, "heads": shape.num_attention_heads,
+                     "kv_heads": shape.num_key_value_heads, "head_dim": shape.head_dim,
+                     "ffn": shape.intermediate_size, "vocab": shape.vocab_size,
+                     "weight_bytes": synthetic.tensor_bytes(shape, plan.weight_format),
+                     "kv_per_token_bytes": kvcache.kv_bytes_per_token(cfg, plan.kv_dtype),
+                     "cache_equals_weights_tokens": -(-synthetic.tensor_bytes(
+                         shape, plan.weight_format) // kvcache.kv_bytes_per_token(
+                         cfg, plan.kv_dtype))})
+    return pd.DataFrame(rows)
+
+
+def prediction(plan: DepthPlan = QUICK, depths=None) -> pd.DataFrame:
+    """The napkin's prediction, from bytes alone: tokens/s at each depth relative to the
+    same model at an empty context, ``bytes(0) / bytes(depth)``, with bytes = weights +
+    the cache at the mean depth of the timed tokens."""
+    rows = []
+    for label, shape in zip(("MHA", "GQA"), matched_pair(plan.base, plan.gqa_kv_heads)):
+        cfg = shape.config()
+        weights = synthetic.tensor_bytes(shape, plan.weight_format)
+        half = plan.n_gen // 2
+
+        def read(depth: int) -> int:
+            return weights + kvcache.kv_cache_bytes(cfg, depth + half, 1, plan.kv_dtype)
+
+        for depth in depths or plan.depths:
+            rows.append({"attention": label, "depth_tokens": depth,
+                         "relative": read(0) / read(depth),
+                         "kv_MB": kvcache.kv_cache_bytes(cfg, depth + half, 1,
+                                                         plan.kv_dtype) / 1e6,
+                         "bytes_per_token": read(depth)})
+    return pd.DataFrame(rows)
+
+
+def relative(record: dict | None) -> pd.DataFrame:
+    """Measured tokens/s relative to the same model's empty-context speed."""
+    df = frame(record)
+    if df.empty:
+        return df.assign(relative=[], relative_sd=[])
+    first = df[df["depth_tokens"] == 0].set_index("attention")["tokens_per_s"]
+    base = df["attention"].map(first)
+    return df.assign(relative=df["tokens_per_s"] / base, relative_sd=df["stddev"] / base)
