@@ -15,9 +15,16 @@ def main(argv: list[str] | None = None) -> int:
     measure = sub.add_parser("measure", help="measure this machine with llama.cpp",
                              description=measure_cli.__doc__)
     measure_cli.add_arguments(measure)
+    from .measure import depth_cli
+
+    depth = sub.add_parser("depth", help="decode speed against context depth, MHA and GQA",
+                           description=depth_cli.__doc__)
+    depth_cli.add_arguments(depth)
     args = parser.parse_args(argv)
     if args.command == "measure":
         return measure_cli.main(args)
+    if args.command == "depth":
+        return depth_cli.main(args)
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 

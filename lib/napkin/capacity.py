@@ -18,7 +18,7 @@ CHIPS = ("H100 SXM", "H200", "B200", "M2 Ultra", "DGX Spark")
 #: Datacenter chips whose roofline crossover the capacity chart draws.
 DATACENTER = ("H100 SXM", "H200", "B200")
 #: Context lengths of the capacity table (tokens per sequence).
-CONTEXTS = (8192, 32768, 131072)
+CONTEXTS = (4096, 8192, 32768, 131072)
 #: Weights are counted at 8 bits (FP8) everywhere, so models compare on architecture.
 WEIGHTS = "FP8"
 
@@ -191,3 +191,43 @@ def calculator_rows(kv_dtype_names=("f16", "fp8", "q8_0", "q4_0")) -> pd.DataFra
                      "window": form.window or 0, "params": catalog.params(r["model"]),
                      "context_limit": kvcache.context_limit(cfg)})
     return pd.DataFrame(rows)
+
+
+def units_display(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`units_table` formatted for the page: exact bytes, then binary and decimal."""
+    return pd.DataFrame({
+        "case": df["case"],
+        "bytes": df["bytes"].map(lambda v: f"{int(v):,}"),
+        "binary": [_pick(r, ("GiB", "MiB", "KiB")) for _, r in df.iterrows()],
+        "decimal": [_pick(r, ("GB", "MB", "KB")) for _, r in df.iterrows()],
+    })
+
+
+def _pick(row, units) -> str:
+    """The largest unit in which the value is at least 1, to two decimals."""
+    for unit in units:
+        if row[unit] >= 1:
+            return f"{row[unit]:,.2f} {unit}"
+    return f"{row[units[-1]]:,.2f} {units[-1]}"
+
+
+def model_display(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`model_table` formatted for the page."""
+    return pd.DataFrame({
+        "model": df["model"], "layout": df["layout"],
+        "per_token": df["kv_per_token_bytes"].map(lambda v: f"{v / KiB:,.0f} KiB"),
+        "context": df["context_tokens"].map(lambda v: f"{v:,}"),
+        "at_context": df["kv_at_context_bytes"].map(lambda v: f"{v / GB:,.2f} GB"),
+        "at_context_gib": df["kv_at_context_bytes"].map(lambda v: f"{v / GiB:,.2f} GiB"),
+        "naive": df["naive_at_context_bytes"].map(lambda v: f"{v / GB:,.1f} GB"),
+    })
+
+
+def chip_display(df: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "chip": df["chip"], "capacity": df["capacity_bytes"].map(lambda v: f"{v / GB:,.0f} GB"),
+        "which": df["capacity_spec"].map({
+            "memory_capacity_GB": "as stated", "max_memory_capacity_GB": "largest configuration",
+            "memory_capacity_as_shipped_GB": "as shipped"}),
+        "bandwidth": df["bandwidth_bytes_per_s"].map(lambda v: f"{v / GB:,.0f} GB/s"),
+    })

@@ -91,3 +91,17 @@ def depth_where_cache_equals_weights(config, weight_bytes: float, kv_dtype="f16"
     if kvcache.linear_form(config).full_elements_per_token == 0:
         raise ValueError("every layer is windowed: the cache never outgrows the window")
     return int(-(-require_positive("weight_bytes", weight_bytes) // per_token))
+
+
+def variant_display(df: pd.DataFrame, depths=(8192, 32768, 131072)) -> pd.DataFrame:
+    """:func:`variant_table` formatted for the page (decimal GB, binary in brackets)."""
+    from .units import GB, GiB, MB, MiB
+
+    out = pd.DataFrame({
+        "variant": df["variant"], "kv_heads": df["kv_heads"],
+        "per_token": [f"{v / MB:,.3f} MB ({v / MiB:,.3f} MiB)" for v in df["kv_per_token_bytes"]],
+        "at_context": [f"{v / GB:,.1f} GB ({v / GiB:,.0f} GiB)"
+                       for v in df["kv_at_context_bytes"]]})
+    for depth in depths:
+        out[f"read_{depth}"] = [f"{v / GB:,.1f} GB" for v in df[f"read_at_{depth}_bytes"]]
+    return out

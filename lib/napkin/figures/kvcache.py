@@ -104,15 +104,16 @@ def capacity_turn(curves: pd.DataFrame, essay_point: dict, default_model: str) -
 
 
 def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float],
-               formats: dict[str, float], default_model: str) -> alt.Chart:
+               formats: dict[str, float], default_model: str, context_tokens: int,
+               batch_size: int) -> alt.Chart:
     """Weights plus cache against every chip's memory, for any model, context, batch, cache
     type and weight format. The cache is ``(full * n + windowed * min(n, window)) * bytes
     per element * batch``, the same formula :func:`napkin.kv_cache_bytes` uses."""
     model = alt.param(name="model", value=default_model,
                       bind=alt.binding_select(options=rows["model"].tolist(), name="Model "))
-    context = alt.param(name="context", value=8192, bind=alt.binding_range(
+    context = alt.param(name="context", value=context_tokens, bind=alt.binding_range(
         min=1024, max=131072, step=1024, name="Context per sequence (tokens) "))
-    batch = alt.param(name="batch", value=32, bind=alt.binding_range(
+    batch = alt.param(name="batch", value=batch_size, bind=alt.binding_range(
         min=1, max=256, step=1, name="Sequences (batch) "))
     kv = alt.param(name="kv_dtype", value=list(dtypes)[0], bind=alt.binding_select(
         options=list(dtypes), name="KV cache type "))

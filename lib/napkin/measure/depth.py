@@ -50,7 +50,7 @@ class DepthPlan:
 BASE = synthetic.Shape(hidden_size=3072, num_hidden_layers=3, num_attention_heads=24,
                        num_key_value_heads=24, head_dim=128, intermediate_size=256,
                        vocab_size=4096, context_length=32768)
-QUICK = DepthPlan("quick", depths=(0, 1024, 2048), n_gen=16, reps=2, base=BASE,
+QUICK = DepthPlan("quick", depths=(0, 512, 1024), n_gen=8, reps=2, base=BASE,
                   gqa_kv_heads=3)
 FULL = DepthPlan("full", depths=(0, 1024, 2048, 4096, 8192), n_gen=32, reps=4, base=BASE,
                  gqa_kv_heads=3)
@@ -96,13 +96,15 @@ def run(plan: DepthPlan = QUICK, *, llama_bench: str | None = None, threads: int
         models.append({"attention": label, "shape": asdict(shape), "config": shape.config(),
                        "path": _model(shape, plan.weight_format, progress)})
     before = read_bandwidth(threads=runner.threads, passes=5)
-    for m in models:
-        progress(f"{m['attention']}: tg{plan.n_gen} at depths {', '.join(map(str, plan.depths))}")
-        if isinstance(runner, InProcess):
-            out = runner.depth_sweep(m["path"], list(plan.depths), plan.n_gen, plan.reps,
-                                     flash_attn=plan.flash_attn)
-        else:  # llama-bench: its own flash-attention default
-            out = depth_sweep_by_runs(runner, m["path"], plan.depths, plan.n_gen, plan.reps)
+    progress(f"MHA and GQA, alternating: tg{plan.n_gen} at depths "
+             f"{', '.join(map(str, plan.depths))}")
+    if isinstance(runner, InProcess):
+        outs = runner.depth_sweep([m["path"] for m in models], list(plan.depths), plan.n_gen,
+                                  plan.reps, flash_attn=plan.flash_attn)
+    else:  # llama-bench: one run per model and depth, its own flash-attention default
+        outs = [depth_sweep_by_runs(runner, m["path"], plan.depths, plan.n_gen, plan.reps)
+                for m in models]
+    for m, out in zip(models, outs):
         m["model_bytes"] = out["model"]["model_bytes"]
         m["tg"] = [rate.to_dict() for rate in out["tg"]]
         m["path"] = str(m["path"])
@@ -217,3 +219,62 @@ def relative(record: dict | None) -> pd.DataFrame:
     first = df[df["depth_tokens"] == 0].set_index("attention")["tokens_per_s"]
     base = df["attention"].map(first)
     return df.assign(relative=df["tokens_per_s"] / base, relative_sd=df["stddev"] / base)
+
+
+def plan_from_env() -> DepthPlan:
+    """QUICK, or FULL when ``NAPKIN_DEPTH=full`` (how the book's release build runs it)."""
+    import os
+
+    choice = os.environ.get("NAPKIN_DEPTH", "quick").lower()
+    if choice not in ("quick", "full"):
+        raise ValueError(f"NAPKIN_DEPTH must be 'quick' or 'full', got {choice!r}")
+    return FULL if choice == "full" else QUICK
+
+
+def display(record: dict | None) -> pd.DataFrame:
+    """The sweep formatted for the page: measured beside predicted, per model and depth."""
+    df = frame(record)
+    return pd.DataFrame({
+        "attention": df["attention"], "depth": df["depth_tokens"].map("{:,}".format),
+        "bytes": df["bytes_per_token"].map(lambda v: f"{v / 1e6:,.0f} MB"),
+        "kv": df["kv_bytes"].map(lambda v: f"{v / 1e6:,.1f} MB"),
+        "measured": [f"{m:,.1f} ± {s:,.1f}" for m, s in zip(df["tokens_per_s"], df["stddev"])],
+        "predicted": df["predicted_tokens_per_s"].map("{:,.0f}".format),
+        "fraction": df["fraction_of_ceiling"].map("{:.0%}".format),
+    })
+
+
+def save(record: dict, directory=None):
+    """Write the record as JSON under ``results/`` (never ``data/``); returns the path."""
+    import json
+    from pathlib import Path
+
+    from .record import results_dir
+
+    directory = Path(directory or results_dir())
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = record["timestamp"].replace(":", "").replace("+0000", "Z")
+    path = directory / f"depth-{stamp}-{record['mode']}.json"
+    n = 1
+    while path.exists():
+        n += 1
+        path = directory / f"depth-{stamp}-{record['mode']}-{n}.json"
+    path.write_text(json.dumps(record, indent=2) + "\n")
+    return path
+
+
+def table(record: dict) -> str:
+    """The summary ``python -m napkin depth`` prints."""
+    df = frame(record)
+    lines = [f"Machine : {machine.label(record['machine'])}, {record['runner']['backend']}, "
+             f"memory probe {record['probe_best_bytes_per_s'] / 1e9:.1f} GB/s "
+             f"(spread {record['probe_spread']:.0%})", ""]
+    head = f"{'model':<6}{'depth':>8}{'bytes/token':>14}{'tg tok/s':>18}{'napkin':>9}{'fraction':>10}"
+    lines += [head, "-" * len(head)]
+    for _, r in df.iterrows():
+        lines.append(f"{r['attention']:<6}{r['depth_tokens']:>8,}{r['bytes_per_token'] / 1e6:>11,.0f} MB"
+                     f"{r['tokens_per_s']:>11,.1f} ±{r['stddev']:>5.1f}"
+                     f"{r['predicted_tokens_per_s']:>9,.0f}{r['fraction_of_ceiling']:>10.0%}")
+    lines += ["", "napkin = probe bandwidth / (weights + KV cache at the mean depth of the timed "
+              "tokens); tg: mean ± sample stddev of per-repetition tokens/s."]
+    return "\n".join(lines)

@@ -214,3 +214,30 @@ def case_table(cases=CASES) -> pd.DataFrame:
 
 __all__ = ["Allocation", "Case", "CASES", "SHAPES", "parse", "mib_to_bytes", "exact_n_ctx",
            "allocation", "compare", "live_compare", "case_table", "ggml_type"]
+
+
+def display(df: pd.DataFrame) -> pd.DataFrame:
+    """The comparison formatted for the page."""
+    return pd.DataFrame({
+        "case": df["case"], "kv_dtype": df["kv_dtype"], "batch": df["batch"],
+        "cells": df["cells"].map(lambda v: f"{v:,}"),
+        "napkin": df["napkin_bytes"].map(lambda v: f"{v:,}"),
+        "llamacpp": df["llamacpp_bytes"].map(lambda v: f"{v:,}"),
+        "mib": (df["llamacpp_bytes"] / 2**20).map(lambda v: f"{v:,.2f}"),
+        "match": df["match"].map({True: "exact", False: "differs"}),
+    })
+
+
+def sentence(df: pd.DataFrame | None) -> str:
+    """One Markdown sentence on the comparison, every number computed."""
+    if df is None or df.empty:
+        return ("llama.cpp could not run where this page was built, so the comparison above "
+                "is empty; `tests/test_kvalloc.py` runs it wherever llama.cpp is installed.")
+    n, ok = len(df), int(df["match"].sum())
+    shapes = df["case"].nunique()
+    verdict = "every one agrees to the byte" if ok == n else f"only {ok} agree to the byte"
+    return (f"Of the {n} contexts llama.cpp built here ({shapes} shapes, "
+            f"{', '.join(sorted(df['kv_dtype'].unique()))} caches, batch "
+            f"{' and '.join(str(b) for b in sorted(df['batch'].unique()))}), {verdict}: "
+            f"from {df['llamacpp_bytes'].min() / 2**20:,.2f} MiB to "
+            f"{df['llamacpp_bytes'].max() / 2**20:,.2f} MiB.")

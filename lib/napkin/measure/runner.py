@@ -216,44 +216,55 @@ class InProcess:
             self.llama.llama_free(ctx)
         return summarise(test, n_prompt + n_gen, seconds)
 
-    def depth_sweep(self, path: str | Path, depths: list[int], n_gen: int,
-                    reps: int, flash_attn: bool | None = None) -> dict:
+    def depth_sweep(self, paths, depths: list[int], n_gen: int, reps: int,
+                    flash_attn: bool | None = None):
         """tg at several context depths, as ``llama-bench -n N -d d1,d2,...`` measures it,
-        in one context: the cache is filled up to each depth in turn (never refilled from
-        zero), and after every timed repetition the generated tokens are removed again,
-        so each repetition starts from exactly ``depth`` cached tokens.
+        in one context per model: the cache is filled up to each depth in turn (never
+        refilled from zero), and after every timed repetition the generated tokens are
+        removed again, so each repetition starts from exactly ``depth`` cached tokens.
+
+        Given several models (a list of paths), their repetitions alternate (A B A B ...)
+        at every depth, so a machine that slows down part-way slows all of them alike.
         ``flash_attn`` as in :meth:`context`. Returns {"model": {...}, "tg": [Rate per
-        depth]}."""
+        depth]} for one path, a list of those for a list of paths."""
+        single = isinstance(paths, (str, Path))
+        paths = [paths] if single else list(paths)
         depths = sorted(set(int(d) for d in depths))
         if not depths or depths[0] < 0:
             raise ValueError(f"depths must be whole numbers of tokens >= 0, got {depths}")
-        model = self.load(path)
+        loaded, contexts = [], []
         try:
-            info = self.model_info(model)
-            n_vocab = info["n_vocab"]
-            ctx = self.context(model, depths[-1] + n_gen + 1, flash_attn=flash_attn)
-            try:
-                memory = self.llama.llama_get_memory(ctx)
-                self._generate(ctx, 1, n_vocab)  # warm-up, as llama-bench
-                self.llama.llama_memory_clear(memory, True)
-                rates, filled = [], 0
-                for depth in depths:
-                    if depth > filled:
-                        self._prompt(ctx, depth - filled, n_vocab)
-                        filled = depth
-                    seconds = []
-                    for _ in range(reps):
+            for path in paths:
+                loaded.append(self.load(path))
+            infos = [self.model_info(model) for model in loaded]
+            for model, info in zip(loaded, infos):
+                ctx = self.context(model, depths[-1] + n_gen + 1, flash_attn=flash_attn)
+                contexts.append(ctx)
+                self._generate(ctx, 1, info["n_vocab"])  # warm-up, as llama-bench
+                self.llama.llama_memory_clear(self.llama.llama_get_memory(ctx), True)
+            seconds = {(i, d): [] for i in range(len(paths)) for d in depths}
+            filled = [0] * len(paths)
+            for depth in depths:
+                for i, ctx in enumerate(contexts):
+                    if depth > filled[i]:
+                        self._prompt(ctx, depth - filled[i], infos[i]["n_vocab"])
+                        filled[i] = depth
+                for _ in range(reps):
+                    for i, ctx in enumerate(contexts):
                         start = time.perf_counter_ns()
-                        self._generate(ctx, n_gen, n_vocab)
-                        seconds.append((time.perf_counter_ns() - start) / 1e9)
-                        self.llama.llama_memory_seq_rm(memory, 0, depth, -1)
-                    suffix = f"@d{depth}" if depth else ""
-                    rates.append(summarise(f"tg{n_gen}{suffix}", n_gen, seconds))
-            finally:
-                self.llama.llama_free(ctx)
-            return {"model": info, "tg": rates}
+                        self._generate(ctx, n_gen, infos[i]["n_vocab"])
+                        seconds[(i, depth)].append((time.perf_counter_ns() - start) / 1e9)
+                        self.llama.llama_memory_seq_rm(self.llama.llama_get_memory(ctx), 0,
+                                                       depth, -1)
         finally:
-            self.llama.llama_model_free(model)
+            for ctx in contexts:
+                self.llama.llama_free(ctx)
+            for model in loaded:
+                self.llama.llama_model_free(model)
+        out = [{"model": infos[i],
+                "tg": [summarise(f"tg{n_gen}" + (f"@d{d}" if d else ""), n_gen, seconds[(i, d)])
+                       for d in depths]} for i in range(len(paths))]
+        return out[0] if single else out
 
     def measure(self, path: str | Path, n_prompt: int, n_gen: int, reps: int,
                 depth: int = 0) -> dict:
