@@ -160,6 +160,14 @@ glue("ds_naive_x", by_model.loc["DeepSeek-V3", "naive_at_context_bytes"]
      / by_model.loc["DeepSeek-V3", "kv_at_context_bytes"])
 qwen = catalog.config("Qwen2.5-7B-Instruct")
 glue("qwen_window", qwen["sliding_window"])
+gpt_context = kvcache.context_limit(gpt)
+gpt_llamacpp = measure.kvalloc.llama_cpp_cache_bytes(gpt, gpt_context)
+glue("ubatch", measure.kvalloc.LLAMA_CPP_UBATCH)
+glue("page", measure.kvalloc.CELL_PADDING)
+glue_markdown("iswa_link", f"[its allocator]({measure.kvalloc.LLAMA_CPP_ISWA_SOURCE})")
+glue("gpt_llamacpp_gb", gpt_llamacpp / GB)
+glue("gpt_formula_gb", by_model.loc["gpt-oss-120b", "kv_at_context_bytes"] / GB)
+glue("gpt_margin", gpt_llamacpp / by_model.loc["gpt-oss-120b", "kv_at_context_bytes"] - 1)
 
 # %% [markdown]
 # Four things separate the two columns, and `napkin.kvcache` handles each from the config:
@@ -177,13 +185,19 @@ glue("qwen_window", qwen["sliding_window"])
 #   way too: Qwen2.5's config carries a `sliding_window` of {glue:text}`qwen_window:,d` tokens
 #   but switches it off with `use_sliding_window: false`, and a calculator that sees the field
 #   and applies it is wrong.
-# - **Multi-head latent attention** {cite}`deepseek2024v2`: DeepSeek-V3 caches, per layer, one compressed latent of
-#   {glue:text}`ds_latent:d` values and a rope key of {glue:text}`ds_rope:d`, instead of K and
-#   V for each of its {glue:text}`ds_heads:d` heads; the hidden-size formula is
-#   {glue:text}`ds_naive_x:.0f` times too large.
+# - **Multi-head latent attention** {cite}`deepseek2024v2`: DeepSeek-V3 caches, per layer,
+#   one compressed latent of {glue:text}`ds_latent:d` values and a rope key of
+#   {glue:text}`ds_rope:d`, instead of K and V for each of its {glue:text}`ds_heads:d` heads;
+#   the hidden-size formula is {glue:text}`ds_naive_x:.0f` times too large.
 #
 # A layer type the module cannot size (a recurrent or linear-attention layer, whose state
 # does not grow with the context) is an error that says so, not a guess.
+#
+# Engines add margins of their own to windowed layers. llama.cpp keeps, per windowed layer,
+# the window plus one micro-batch of {glue:text}`ubatch:d` tokens, rounded up to whole
+# pages of {glue:text}`page:d` cells ({glue:md}`iswa_link` is the source): for gpt-oss-120b at its full context it reserves {glue:text}`gpt_llamacpp_gb:.3f`
+# GB where the formula counts {glue:text}`gpt_formula_gb:.3f` GB, {glue:text}`gpt_margin:.1%`
+# more. The margin matters only at short contexts, where the window is most of the cache.
 
 # %% tags=["hide-input"]
 napkin.Figure(
@@ -205,29 +219,24 @@ napkin.Figure(
 # the heads; {glue:text}`alloc_min_layers:d` to {glue:text}`alloc_max_layers:d` layers), asks
 # llama.cpp for a context with a 16-bit and with a `q8_0` cache
 # ({glue:text}`q8_block_bytes:.0f` bytes per {glue:text}`q8_block:d` values, which needs flash
-# attention for V), and reads the allocation back. Two details keep the comparison exact rather than approximate: llama.cpp
-# rounds the context up to whole pages of 256 cells, so the cell count is read from its log,
-# not assumed; and each context length is chosen so that the cache is a whole number of
-# quarter MiB, which two decimals print without loss.
+# attention for V), and reads the allocation back. Two details keep the comparison exact
+# rather than approximate: llama.cpp rounds the context up to whole pages of
+# {glue:text}`cell_page:d` cells, so the cell count is read from its log, not assumed; and each
+# context length is chosen so that the cache is a whole number of quarter MiB, which two
+# decimals print without loss.
 
 # %% tags=["remove-cell"]
 shapes_checked = measure.kvalloc.case_table()
 glue("alloc_min_layers", int(shapes_checked["layers"].min()))
 glue("alloc_max_layers", int(shapes_checked["layers"].max()))
 glue("q8_block", kvcache.KV_BLOCK["q8_0"])
+glue("cell_page", measure.kvalloc.CELL_PADDING)
 glue("q8_block_bytes", float(kvcache.dtype_bytes("q8_0") * kvcache.KV_BLOCK["q8_0"]))
 
 # %% tags=["nbval-ignore-output"]
 allocations = measure.kvalloc.live_compare()
 glue_markdown("alloc_sentence", measure.kvalloc.sentence(allocations))
-tables.styled(measure.kvalloc.display(allocations) if allocations is not None else
-              measure.kvalloc.case_table(), "kv-llamacpp-table", {
-                  "case": "Shape", "kv_dtype": "Cache type", "batch": "Sequences",
-                  "cells": "Cells per sequence", "napkin": "napkin (bytes)",
-                  "llamacpp": "llama.cpp (bytes)", "mib": "llama.cpp (MiB, as logged)",
-                  "match": "Agreement"} if allocations is not None else {
-                  "case": "Shape", "kv_dtype": "Cache type", "batch": "Sequences",
-                  "kv_bytes_per_token": "napkin (bytes per token)"})
+measure.kvalloc.shown(allocations)
 
 # %% [markdown]
 # {glue:md}`alloc_sentence` The same comparison runs in the test suite

@@ -78,7 +78,8 @@ glue("cut", row.loc["MHA", "kv_per_token_bytes"] / row.loc["GQA", "kv_per_token_
 glue("full_tokens", full)
 step_cut = row.loc["MHA", f"read_at_{full}_bytes"] / row.loc["GQA", f"read_at_{full}_bytes"]
 glue("step_cut", step_cut)
-glue("mqa_vs_gqa", row.loc["GQA", f"read_at_{full}_bytes"] / row.loc["MQA", f"read_at_{full}_bytes"])
+read_full = row[f"read_at_{full}_bytes"]
+glue("mqa_vs_gqa", read_full["GQA"] / read_full["MQA"])
 
 # %% [markdown]
 # Full multi-head attention needs {glue:text}`mha_token_mb:.2f` MB per token, which is
@@ -147,17 +148,10 @@ glue("h200_gb", capacity_bytes / GB)
 
 # %%
 plan = measure.depth.plan_from_env()
-pair = measure.depth.models_table(plan)
-tables.styled(pair.assign(weight_MB=(pair["weight_bytes"] / MB).map("{:,.1f}".format),
-                          kv_KiB=(pair["kv_per_token_bytes"] / 1024).map("{:,.1f}".format)),
-              "gqa-synthetic-table", {
-                  "attention": "Model", "layers": "Layers", "heads": "Query heads",
-                  "kv_heads": "KV heads", "head_dim": "Head dim", "ffn": "Feed-forward",
-                  "weight_MB": "Weights (MB)", "kv_KiB": "Cache per token (KiB)",
-                  "cache_equals_weights_tokens": "Depth where cache = weights"})
+measure.depth.shown_models(plan)
 
 # %% tags=["remove-cell"]
-pair_by = pair.set_index("attention")
+pair_by = measure.depth.models_table(plan).set_index("attention")
 glue("synthetic_group", int(pair_by.loc["GQA", "heads"] // pair_by.loc["GQA", "kv_heads"]))
 glue_markdown("mode", plan.mode)
 glue("n_gen", plan.n_gen)
@@ -175,10 +169,7 @@ glue("depth_max", max(plan.depths))
 # %% tags=["nbval-ignore-output"]
 live = measure.depth.live(plan)
 glue_markdown("live_depth_sentence", measure.depth.sentence(live))
-tables.styled(measure.depth.display(live), "gqa-live-table", {
-    "attention": "Model", "depth": "Depth (tokens)", "bytes": "Read per token",
-    "kv": "of which cache", "measured": "Measured tg (tok/s)",
-    "predicted": "Napkin ceiling (tok/s)", "fraction": "Fraction"})
+measure.depth.shown(live)
 
 # %% [markdown]
 # {glue:md}`live_depth_sentence`

@@ -15,7 +15,8 @@ LLAMA = "Llama-3.3-70B"
 def test_units_table_shows_one_cache_in_every_unit():
     df = capacity.units_table(catalog.config(LLAMA), [("full", 131_072, 1)])
     row = df.iloc[0]
-    assert row["bytes"] == 42_949_672_960 and row["GiB"] == 40 and row["GB"] == pytest.approx(42.95, abs=0.005)
+    assert row["bytes"] == 42_949_672_960 and row["GiB"] == 40
+    assert row["GB"] == pytest.approx(42.95, abs=0.005)
     shown = capacity.units_display(df).iloc[0]
     assert shown["binary"] == "40.00 GiB" and shown["decimal"] == "42.95 GB"
 
@@ -25,7 +26,8 @@ def test_naive_formula_agrees_only_for_plain_mha():
     mha = table.loc["Llama-2-7B"]
     assert mha["naive_at_context_bytes"] == mha["kv_at_context_bytes"]
     for model in ("Llama-3.3-70B", "gpt-oss-120b", "Mistral-7B-v0.1", "DeepSeek-V3"):
-        assert table.loc[model, "naive_at_context_bytes"] > 4 * table.loc[model, "kv_at_context_bytes"]
+        naive, right = table.loc[model, ["naive_at_context_bytes", "kv_at_context_bytes"]]
+        assert naive > 4 * right, model
     assert "windowed" in table.loc["gpt-oss-120b", "layout"]
     assert table.loc["DeepSeek-V3", "layout"].startswith("MLA")
 
@@ -36,7 +38,8 @@ def test_max_batch_table_says_why_a_cell_is_empty():
     assert math.isnan(t.loc[("Llama-2-7B", "H200", 8192), "max_batch"])  # beyond its 4k
     assert not t.loc[("DeepSeek-V3", "B200", 4096), "weights_fit"]
     assert t.loc[("DeepSeek-V3", "B200", 4096), "max_batch"] == 0
-    grid = capacity.max_batch_grid(capacity.max_batch_table()).set_index(["model", "context_tokens"])
+    grid = capacity.max_batch_grid(capacity.max_batch_table()).set_index(
+        ["model", "context_tokens"])
     assert grid.loc[("DeepSeek-V3", 4096), "B200"] == "weights do not fit"
     assert grid.loc[("Llama-2-7B", 8192), "H100 SXM"] == "beyond its context"
     assert list(grid.columns) == list(capacity.CHIPS)

@@ -139,3 +139,19 @@ def test_depth_cli_rejects_bad_threads():
     proc = subprocess.run([sys.executable, "-m", "napkin", "depth", "--threads", "0"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "--threads" in proc.stderr
+
+
+def test_llama_cpp_window_margin():
+    import llama_cpp
+
+    assert llama_cpp.llama_context_default_params().n_ubatch == kvalloc.LLAMA_CPP_UBATCH
+    assert kvalloc.llama_cpp_window_cells(128, 131_072) == 768  # 128 + 512, to 256s
+    assert kvalloc.llama_cpp_window_cells(4096, 1024) == 1024  # never beyond the context
+    with pytest.raises(ValueError, match="window"):
+        kvalloc.llama_cpp_window_cells(0, 1024)
+    gpt = {"num_hidden_layers": 2, "num_attention_heads": 64, "num_key_value_heads": 8,
+           "head_dim": 64, "hidden_size": 2880, "sliding_window": 128,
+           "layer_types": ["sliding_attention", "full_attention"]}
+    assert kvalloc.llama_cpp_cache_bytes(gpt, 4096) == 2 * 8 * 64 * 2 * (768 + 4096)
+    plain = kvalloc.SHAPES[0][1].config()
+    assert kvalloc.llama_cpp_cache_bytes(plain, 4096) == kv_cache_bytes(plain, 4096)

@@ -269,12 +269,39 @@ def table(record: dict) -> str:
     lines = [f"Machine : {machine.label(record['machine'])}, {record['runner']['backend']}, "
              f"memory probe {record['probe_best_bytes_per_s'] / 1e9:.1f} GB/s "
              f"(spread {record['probe_spread']:.0%})", ""]
-    head = f"{'model':<6}{'depth':>8}{'bytes/token':>14}{'tg tok/s':>18}{'napkin':>9}{'fraction':>10}"
+    head = (f"{'model':<6}{'depth':>8}{'bytes/token':>14}{'tg tok/s':>18}{'napkin':>9}"
+            f"{'fraction':>10}")
     lines += [head, "-" * len(head)]
     for _, r in df.iterrows():
-        lines.append(f"{r['attention']:<6}{r['depth_tokens']:>8,}{r['bytes_per_token'] / 1e6:>11,.0f} MB"
+        lines.append(f"{r['attention']:<6}{r['depth_tokens']:>8,}"
+                     f"{r['bytes_per_token'] / 1e6:>11,.0f} MB"
                      f"{r['tokens_per_s']:>11,.1f} ±{r['stddev']:>5.1f}"
                      f"{r['predicted_tokens_per_s']:>9,.0f}{r['fraction_of_ceiling']:>10.0%}")
     lines += ["", "napkin = probe bandwidth / (weights + KV cache at the mean depth of the timed "
               "tokens); tg: mean ± sample stddev of per-repetition tokens/s."]
     return "\n".join(lines)
+
+
+def shown(record: dict | None):
+    """The sweep as a page table."""
+    from .. import tables
+
+    return tables.styled(display(record), "gqa-live-table", {
+        "attention": "Model", "depth": "Depth (tokens)", "bytes": "Read per token",
+        "kv": "of which cache", "measured": "Measured tg (tok/s)",
+        "predicted": "Napkin ceiling (tok/s)", "fraction": "Fraction"})
+
+
+def shown_models(plan: DepthPlan = QUICK):
+    """The two synthetic models as a page table."""
+    from .. import tables
+
+    pair = models_table(plan)
+    pair = pair.assign(weight_MB=(pair["weight_bytes"] / 1e6).map("{:,.1f}".format),
+                       kv_KiB=(pair["kv_per_token_bytes"] / 1024).map("{:,.1f}".format),
+                       equal=pair["cache_equals_weights_tokens"].map("{:,}".format))
+    return tables.styled(pair, "gqa-synthetic-table", {
+        "attention": "Model", "layers": "Layers", "heads": "Query heads",
+        "kv_heads": "KV heads", "head_dim": "Head dim", "ffn": "Feed-forward",
+        "weight_MB": "Weights (MB)", "kv_KiB": "Cache per token (KiB)",
+        "equal": "Depth where cache = weights (tokens)"})

@@ -3,7 +3,10 @@
 When llama.cpp creates a context it allocates the whole cache up front and logs
 one line about it::
 
-    llama_kv_cache: size = 1.50 MiB (1024 cells, 3 layers, 1/1 seqs), K (f16): 0.75 MiB, V (f16): 0.75 MiB
+    llama_kv_cache: size = 1.50 MiB (1024 cells, 3 layers, 1/1 seqs),
+        K (f16): 0.75 MiB, V (f16): 0.75 MiB
+
+(on one line)
 
 The sizes are printed in MiB with two decimals, so a comparison is only exact
 when every printed figure is a whole multiple of 0.25 MiB (2^18 bytes): then the
@@ -241,3 +244,49 @@ def sentence(df: pd.DataFrame | None) -> str:
             f"{' and '.join(str(b) for b in sorted(df['batch'].unique()))}), {verdict}: "
             f"from {df['llamacpp_bytes'].min() / 2**20:,.2f} MiB to "
             f"{df['llamacpp_bytes'].max() / 2**20:,.2f} MiB.")
+
+
+#: llama.cpp's allocator for models that mix windowed and full layers (read at this commit).
+LLAMA_CPP_ISWA_SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/"
+                         "2aef9767d982beb7ab61b3ae359366f627eb74dd/src/llama-kv-cache-iswa.cpp")
+
+
+#: llama.cpp's default micro-batch (``n_ubatch`` of ``llama_context_default_params``).
+LLAMA_CPP_UBATCH = 512
+
+
+def llama_cpp_window_cells(window: int, n_ctx: int, n_ubatch: int = LLAMA_CPP_UBATCH) -> int:
+    """Cells llama.cpp gives each windowed layer of one sequence: the window plus one
+    micro-batch (room to write a batch before old entries may go), at most the context,
+    rounded up to 256 (``size_swa`` in its llama-kv-cache-iswa.cpp)."""
+    for name, value in (("window", window), ("n_ctx", n_ctx), ("n_ubatch", n_ubatch)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+    return -(-min(n_ctx, window + n_ubatch) // CELL_PADDING) * CELL_PADDING
+
+
+def llama_cpp_cache_bytes(config, n_ctx: int, kv_dtype: str = "f16",
+                          n_ubatch: int = LLAMA_CPP_UBATCH) -> int:
+    """The cache llama.cpp allocates for one sequence of ``n_ctx`` cells (a multiple of
+    256): full layers hold every cell, windowed layers :func:`llama_cpp_window_cells`."""
+    size = kvcache.dtype_bytes(kv_dtype)
+    elements = 0
+    for layer in kvcache.layers(config):
+        cells = n_ctx if layer.window is None else llama_cpp_window_cells(layer.window, n_ctx,
+                                                                          n_ubatch)
+        elements += layer.elements_per_token * cells
+    return int(elements * size)
+
+
+def shown(df: pd.DataFrame | None):
+    """The comparison as a page table (or, without llama.cpp, the shapes it would check)."""
+    from .. import tables
+
+    if df is None:
+        return tables.styled(case_table(), "kv-llamacpp-table", {
+            "case": "Shape", "kv_dtype": "Cache type", "batch": "Sequences",
+            "kv_bytes_per_token": "napkin (bytes per token)"})
+    return tables.styled(display(df), "kv-llamacpp-table", {
+        "case": "Shape", "kv_dtype": "Cache type", "batch": "Sequences",
+        "cells": "Cells per sequence", "napkin": "napkin (bytes)", "llamacpp": "llama.cpp (bytes)",
+        "mib": "llama.cpp (MiB, as logged)", "match": "Agreement"})
