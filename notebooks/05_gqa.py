@@ -188,11 +188,13 @@ napkin.Figure(
 )
 
 # %% [markdown]
-# Read the chart by its two slopes, not by its absolute speeds: on a CPU the fraction of the
-# ceiling reached varies from run to run with what else the machine is doing (the table gives
-# both), but the MHA points fall away from the GQA points as the cache grows, as the bytes
-# predict. Where the measured MHA points fall faster than predicted, the difference is
-# attention's arithmetic, which also grows with depth and which the napkin does not count.
+# Read the chart by its two slopes and by the gap between them. On a CPU the share of the
+# ceiling reached varies from run to run with whatever else the machine is doing (the table
+# gives both), and both models can fall faster than their bytes alone predict: scoring each
+# cached token costs arithmetic for every query head, the two models have the same query
+# heads, and so that cost slows them alike. What the KV heads change is the bytes, so the
+# number to hold against the napkin is the ratio of the two speeds at the deepest depth,
+# which the sentence above gives beside its prediction.
 
 # %% [markdown]
 # ## What was checked

@@ -119,7 +119,8 @@ def test_depth_run_record_frame_and_sentence(tmp_path, monkeypatch):
     assert mha["kv_bytes"].is_monotonic_increasing
     rel = depth.relative(record)
     assert (rel[rel["depth_tokens"] == 0]["relative"] == 1).all()
-    assert "MHA model fell from" in depth.sentence(record)
+    words = depth.sentence(record)
+    assert "of the GQA model's speed; the bytes alone predict" in words
     assert "GQA" in depth.table(record)
     path = depth.save(record, tmp_path / "results")
     assert path.is_file() and path.name.startswith("depth-")

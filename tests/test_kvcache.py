@@ -249,3 +249,12 @@ def test_window_layouts_of_the_real_configs():
     qwen = catalog.config("Qwen2.5-7B-Instruct")  # sliding_window present but switched off
     assert kv_cache_bytes(qwen, 131_072) == 131_072 * kv_bytes_per_token(qwen)
     assert kvcache.context_limit(catalog.config("Mistral-7B-v0.1")) == 32_768
+
+
+def test_mla_layers_honour_windows_and_refuse_recurrent_types():
+    windowed = {**DEEPSEEK_V3, "num_hidden_layers": 2, "sliding_window": 100,
+                "layer_types": ["sliding_attention", "full_attention"]}
+    assert kv_cache_bytes(windowed, 1000) == (512 + 64) * 2 * (100 + 1000)
+    hybrid = {**windowed, "layer_types": ["linear_attention", "full_attention"]}
+    with pytest.raises(ValueError, match="recurrent state"):
+        kv_cache_bytes(hybrid, 10)

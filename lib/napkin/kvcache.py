@@ -127,7 +127,7 @@ def layers(config: Mapping | str | Path) -> list[Layer]:
     n_layers = require_int(cfg, "num_hidden_layers")
     if cfg.get("kv_lora_rank") is not None:  # MLA: a latent and a rope key per token
         per_token = require_int(cfg, "kv_lora_rank") + require_int(cfg, "qk_rope_head_dim")
-        kinds = [FULL] * n_layers
+        kinds = _kinds(cfg, n_layers)  # windows and unsizable layer types apply here too
     else:
         heads = require_int(cfg, "num_attention_heads")
         kv_heads = require_int(cfg, "num_key_value_heads", default=heads)

@@ -51,9 +51,12 @@ def live_vs_prediction(predicted: pd.DataFrame, measured: pd.DataFrame, who: str
     (lines, from bytes alone) and this machine's measurement (points with error bars)."""
     variants = list(dict.fromkeys(predicted["attention"]))
     scale = _variant_scale(variants)
-    x = alt.X("depth_tokens:Q", title="context depth (tokens)", axis=alt.Axis(format="~s"))
+    top = 1.1
+    if not measured.empty:
+        top = max(top, float((measured["relative"] + measured["relative_sd"]).max()) + 0.05)
+    x = alt.X("depth_tokens:Q", title="context depth (tokens)", axis=alt.Axis(format=",.0f"))
     y = alt.Y("relative:Q", title="tokens/s relative to an empty context",
-              axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1.1], nice=False))
+              axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, top], nice=False))
     color = alt.Color("attention:N", title=None, sort=variants, scale=scale)
     lines = alt.Chart(predicted).mark_line(strokeDash=[6, 3], strokeWidth=2).encode(
         x=x, y=y, color=color,
@@ -74,9 +77,8 @@ def live_vs_prediction(predicted: pd.DataFrame, measured: pd.DataFrame, who: str
         measured = measured.assign(who=who)
         layers.append(alt.Chart(measured).mark_rule(strokeWidth=1.5).encode(
             x=x, y="low:Q", y2="high:Q", color=color, tooltip=tips))
-        layers.append(alt.Chart(measured).mark_point(filled=True, size=90).encode(
-            x=x, y=y, color=color, shape=alt.Shape("attention:N", title=None, sort=variants),
-            tooltip=tips))
+        layers.append(alt.Chart(measured).mark_point(filled=True, size=90, opacity=1).encode(
+            x=x, y=y, color=color, tooltip=tips))
     return responsive(alt.layer(*layers), 320, alt.Title(
         "Same weights, different caches: predicted and measured",
         subtitle="dashed: napkin (weights / (weights + cache)); points: llama.cpp here, "
