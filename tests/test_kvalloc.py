@@ -156,3 +156,17 @@ def test_llama_cpp_window_margin():
     assert kvalloc.llama_cpp_cache_bytes(gpt, 4096) == 2 * 8 * 64 * 2 * (768 + 4096)
     plain = kvalloc.SHAPES[0][1].config()
     assert kvalloc.llama_cpp_cache_bytes(plain, 4096) == kv_cache_bytes(plain, 4096)
+
+
+def test_cells_llama_cpp_reads_per_step():
+    assert kvalloc.llama_cpp_cells_read(1, 4096) == 256
+    assert kvalloc.llama_cpp_cells_read(257, 4096) == 512
+    assert kvalloc.llama_cpp_cells_read(5000, 4096) == 4096
+    with pytest.raises(ValueError):
+        kvalloc.llama_cpp_cells_read(-1, 4096)
+    cfg = kvalloc.SHAPES[0][1].config()
+    # from an empty context, 4 timed tokens all read one 256-cell page
+    assert depth.kv_read_bytes(cfg, 0, 4, 1024) == kv_cache_bytes(cfg, 256)
+    # 254 deep: the first two tokens read 256 cells, the next two 512
+    assert depth.kv_read_bytes(cfg, 254, 4, 1024) == (kv_cache_bytes(cfg, 256) +
+                                                       kv_cache_bytes(cfg, 512)) / 2

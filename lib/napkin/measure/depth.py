@@ -121,6 +121,19 @@ def run(plan: DepthPlan = QUICK, *, llama_bench: str | None = None, threads: int
     }
 
 
+def kv_read_bytes(config: dict, depth: int, n_gen: int, max_depth: int,
+                  kv_dtype="f16") -> float:
+    """Cache bytes one timed decode step reads, averaged over the ``n_gen`` timed tokens
+    from ``depth``: every layer's K and V over the cells llama.cpp attends to (the filled
+    cells rounded up to 256; see :func:`napkin.measure.kvalloc.llama_cpp_cells_read`)."""
+    from .kvalloc import CELL_PADDING, llama_cpp_cells_read
+
+    cache = -(-(max_depth + n_gen + 1) // CELL_PADDING) * CELL_PADDING  # as the sweep sizes it
+    reads = [kvcache.kv_cache_bytes(config, llama_cpp_cells_read(depth + i + 1, cache), 1,
+                                    kv_dtype) for i in range(n_gen)]
+    return sum(reads) / len(reads)
+
+
 def frame(record: dict | None) -> pd.DataFrame:
     """One row per model and depth: measured tg beside the napkin's prediction."""
     columns = ["attention", "depth_tokens", "tokens_per_s", "stddev", "weight_bytes",
@@ -132,9 +145,8 @@ def frame(record: dict | None) -> pd.DataFrame:
     rows = []
     for m in record["models"]:
         for depth, rate in zip(sorted(plan["depths"]), m["tg"]):
-            # the context grows during the timed tokens: its mean depth is what is read
-            mean_depth = depth + plan["n_gen"] // 2
-            kv = kvcache.kv_cache_bytes(m["config"], mean_depth, 1, plan["kv_dtype"])
+            kv = kv_read_bytes(m["config"], depth, plan["n_gen"], max(plan["depths"]),
+                               plan["kv_dtype"])
             total = m["model_bytes"] + kv
             predicted = bandwidth / total
             rows.append({"attention": m["attention"], "depth_tokens": depth,
@@ -195,22 +207,20 @@ def models_table(plan: DepthPlan = QUICK) -> pd.DataFrame:
 def prediction(plan: DepthPlan = QUICK, depths=None) -> pd.DataFrame:
     """The napkin's prediction, from bytes alone: tokens/s at each depth relative to the
     same model at an empty context, ``bytes(0) / bytes(depth)``, with bytes = weights +
-    the cache at the mean depth of the timed tokens."""
+    the cache llama.cpp reads over the timed tokens (:func:`kv_read_bytes`)."""
     rows = []
     for label, shape in zip(("MHA", "GQA"), matched_pair(plan.base, plan.gqa_kv_heads)):
         cfg = shape.config()
         weights = synthetic.tensor_bytes(shape, plan.weight_format)
-        half = plan.n_gen // 2
+        depths_here = list(depths or plan.depths)
 
-        def read(depth: int) -> int:
-            return weights + kvcache.kv_cache_bytes(cfg, depth + half, 1, plan.kv_dtype)
+        def kv(depth: int) -> float:
+            return kv_read_bytes(cfg, depth, plan.n_gen, max(depths_here), plan.kv_dtype)
 
-        for depth in depths or plan.depths:
+        for depth in depths_here:
             rows.append({"attention": label, "depth_tokens": depth,
-                         "relative": read(0) / read(depth),
-                         "kv_MB": kvcache.kv_cache_bytes(cfg, depth + half, 1,
-                                                         plan.kv_dtype) / 1e6,
-                         "bytes_per_token": read(depth)})
+                         "relative": (weights + kv(0)) / (weights + kv(depth)),
+                         "kv_MB": kv(depth) / 1e6, "bytes_per_token": weights + kv(depth)})
     return pd.DataFrame(rows)
 
 
@@ -280,8 +290,8 @@ def table(record: dict) -> str:
                      f"{r['bytes_per_token'] / 1e6:>11,.0f} MB"
                      f"{r['tokens_per_s']:>11,.1f} ±{r['stddev']:>5.1f}"
                      f"{r['predicted_tokens_per_s']:>9,.0f}{r['fraction_of_ceiling']:>10.0%}")
-    lines += ["", "napkin = probe bandwidth / (weights + KV cache at the mean depth of the timed "
-              "tokens); tg: mean ± sample stddev of per-repetition tokens/s."]
+    lines += ["", "napkin = probe bandwidth / (weights + the KV cache llama.cpp reads, averaged "
+              "over the timed tokens); tg: mean ± sample stddev of per-repetition tokens/s."]
     return "\n".join(lines)
 
 

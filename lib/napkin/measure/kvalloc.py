@@ -278,6 +278,21 @@ def llama_cpp_cache_bytes(config, n_ctx: int, kv_dtype: str = "f16",
     return int(elements * size)
 
 
+#: Where llama.cpp decides how many cells a decode step attends over (``get_n_kv``).
+LLAMA_CPP_N_KV_SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/"
+                         "3514e9f6e795d3b3cd88d6614f6c07e7ce6f916f/src/llama-kv-cache.cpp")
+
+
+def llama_cpp_cells_read(n_used: int, cache_cells: int) -> int:
+    """Cells one llama.cpp decode step reads from each layer's K and V when ``n_used``
+    cells are filled: rounded up to a whole 256 (at least 256, at most the cache), so the
+    compute graph can be reused from token to token; the extra cells are masked, but read."""
+    if n_used < 0 or cache_cells < 1:
+        raise ValueError(f"need n_used >= 0 and cache_cells >= 1, got {n_used}, {cache_cells}")
+    padded = -(-n_used // CELL_PADDING) * CELL_PADDING
+    return min(cache_cells, max(CELL_PADDING, padded))
+
+
 def shown(df: pd.DataFrame | None):
     """The comparison as a page table (or, without llama.cpp, the shapes it would check)."""
     from .. import tables

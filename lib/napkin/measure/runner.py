@@ -249,8 +249,9 @@ class InProcess:
                     if depth > filled[i]:
                         self._prompt(ctx, depth - filled[i], infos[i]["n_vocab"])
                         filled[i] = depth
-                    # an untimed warm-up at this depth, as llama-bench runs before each test
-                    self._generate(ctx, 1, infos[i]["n_vocab"])
+                    # an untimed repetition at this depth first (llama-bench warms up before
+                    # each test; a whole repetition also touches every page the timed ones use)
+                    self._generate(ctx, n_gen, infos[i]["n_vocab"])
                     self.llama.llama_memory_seq_rm(self.llama.llama_get_memory(ctx), 0, depth, -1)
                 for _ in range(reps):
                     for i, ctx in enumerate(contexts):
