@@ -170,3 +170,24 @@ def test_cells_llama_cpp_reads_per_step():
     # 254 deep: the first two tokens read 256 cells, the next two 512
     assert depth.kv_read_bytes(cfg, 254, 4, 1024) == (kv_cache_bytes(cfg, 256) +
                                                        kv_cache_bytes(cfg, 512)) / 2
+
+
+def test_chapters_build_without_llama_cpp(tmp_path):
+    """Where llama.cpp is missing the live cells say so in a sentence and the charts still
+    draw (prediction only)."""
+    code = (
+        "import sys; sys.modules['llama_cpp'] = None\n"
+        "from napkin import measure\n"
+        "from napkin.figures import gqa as charts\n"
+        "assert measure.kvalloc.live_compare() is None\n"
+        "rec = measure.depth.live(measure.depth.QUICK)\n"
+        "assert rec is None\n"
+        "print(measure.depth.sentence(rec)); print(measure.kvalloc.sentence(None))\n"
+        "charts.live_vs_prediction(measure.depth.prediction(), measure.depth.relative(rec),\n"
+        "                          measure.who(rec)).to_dict()\n"
+        "measure.depth.shown(rec); measure.kvalloc.shown(None)\n")
+    env = {**__import__("os").environ, "NAPKIN_CACHE": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.count("llama-cpp-python is not installed") == 2
+    assert "prediction only" in out.stdout and list(tmp_path.iterdir()) == []
