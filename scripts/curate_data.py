@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 from pathlib import Path
 
@@ -386,6 +387,136 @@ def gpt_oss_guide(research: Path) -> list[dict]:
     keep = ["hardware", "model", "quant", "backend", "test", "throughput_tok_per_s", "copies",
             "confidence", "source_url", "note"]
     return [{k: r[k] for k in keep} for r in read(research / "llamacpp_gpt_oss_guide_15396.csv")]
+# -- model configs (chapters 4 and 5): data/models/<name>.json and the data/models.csv index --
+
+#: Research model name -> the book's name (also the config file's name).
+MODEL_NAMES = {"Qwen2.5-7B(-Instruct)": "Qwen2.5-7B-Instruct",
+               "Qwen2.5-72B(-Instruct)": "Qwen2.5-72B-Instruct",
+               "DeepSeek-V3 (671B)": "DeepSeek-V3"}
+
+HF = "https://huggingface.co"
+GPT_OSS_CODE = ("https://github.com/openai/gpt-oss/blob/a194b990f370fe9976bed6e6468a6d549b13c2fd/"
+                "gpt_oss/torch/model.py")
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+         "tie_word_embeddings": False}
+
+#: What a Hugging Face config.json holds beyond the research table's columns, per model,
+#: and where each model's config.json was read. The research table's own values always
+#: win: these only fill fields it does not record (the model family, the attention
+#: layout of sliding-window and MLA models, MoE sizes).
+CONFIG_EXTRAS: dict[str, tuple[dict, str]] = {
+    "Llama-2-7B": (LLAMA, f"{HF}/meta-llama/Llama-2-7b-hf/blob/main/config.json"),
+    "Llama-2-70B": (LLAMA, f"{HF}/meta-llama/Llama-2-70b-hf/blob/main/config.json"),
+    "Llama-3.1-8B": (LLAMA, f"{HF}/meta-llama/Llama-3.1-8B/blob/main/config.json"),
+    "Llama-3.1-70B": (LLAMA, f"{HF}/meta-llama/Llama-3.1-70B/blob/main/config.json"),
+    # the essay's own link
+    "Llama-3.3-70B": (LLAMA, f"{HF}/unsloth/Llama-3.3-70B-Instruct/raw/main/config.json"),
+    "Llama-3.1-405B": (LLAMA, f"{HF}/meta-llama/Llama-3.1-405B/blob/main/config.json"),
+    # every layer windowed: sliding_window 4096 and no use_sliding_window switch
+    "Mistral-7B-v0.1": ({"architectures": ["MistralForCausalLM"], "model_type": "mistral",
+                         "sliding_window": 4096, "tie_word_embeddings": False},
+                        f"{HF}/mistralai/Mistral-7B-v0.1/blob/main/config.json"),
+    # a sliding_window that is switched off: the trap for calculators that see the field
+    "Qwen2.5-7B-Instruct": ({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
+                             "sliding_window": 131072, "use_sliding_window": False,
+                             "max_window_layers": 28, "tie_word_embeddings": False},
+                            f"{HF}/Qwen/Qwen2.5-7B-Instruct/blob/main/config.json"),
+    "Qwen2.5-72B-Instruct": ({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
+                              "sliding_window": 131072, "use_sliding_window": False,
+                              "max_window_layers": 70, "tie_word_embeddings": False},
+                             f"{HF}/Qwen/Qwen2.5-72B-Instruct/blob/main/config.json"),
+    # even layers windowed (128 tokens), odd layers full: `sliding_window if layer_idx % 2
+    # == 0 else 0` in OpenAI's reference code; layer_types in the Hugging Face config
+    "gpt-oss-120b": ({"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
+                      "intermediate_size": 2880, "sliding_window": 128,
+                      "layer_types": ["sliding_attention", "full_attention"] * 18,
+                      "num_local_experts": 128, "num_experts_per_tok": 4,
+                      "max_position_embeddings": 131072, "initial_context_length": 4096,
+                      "rope_scaling": {"rope_type": "yarn", "factor": 32.0,
+                                       "original_max_position_embeddings": 4096},
+                      "tie_word_embeddings": False},
+                     f"{HF}/openai/gpt-oss-120b/blob/main/config.json ; {GPT_OSS_CODE}"),
+    "gpt-oss-20b": ({"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
+                     "intermediate_size": 2880, "sliding_window": 128,
+                     "layer_types": ["sliding_attention", "full_attention"] * 12,
+                     "num_local_experts": 32, "num_experts_per_tok": 4,
+                     "max_position_embeddings": 131072, "initial_context_length": 4096,
+                     "rope_scaling": {"rope_type": "yarn", "factor": 32.0,
+                                      "original_max_position_embeddings": 4096},
+                     "tie_word_embeddings": False},
+                    f"{HF}/openai/gpt-oss-20b/blob/main/config.json ; {GPT_OSS_CODE}"),
+    # MLA: the cache holds a 512-wide latent and a 64-wide rope key per layer
+    "DeepSeek-V3": ({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
+                     "num_key_value_heads": 128, "q_lora_rank": 1536, "kv_lora_rank": 512,
+                     "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+                     "moe_intermediate_size": 2048, "n_routed_experts": 256,
+                     "n_shared_experts": 1, "num_experts_per_tok": 8,
+                     "first_k_dense_replace": 3, "max_position_embeddings": 163840,
+                     "tie_word_embeddings": False},
+                    f"{HF}/deepseek-ai/DeepSeek-V3/blob/main/config.json"),
+}
+
+#: research column -> Hugging Face config.json field.
+CONFIG_FIELDS = {"layers": "num_hidden_layers", "hidden_size": "hidden_size",
+                 "attention_heads": "num_attention_heads", "kv_heads": "num_key_value_heads",
+                 "head_dim": "head_dim", "intermediate_size": "intermediate_size",
+                 "vocab_size": "vocab_size",
+                 "config_max_position_embeddings": "max_position_embeddings"}
+
+
+def _int_or_none(text: str) -> int | None:
+    text = text.strip()
+    return int(text) if text.isdigit() else None
+
+
+def model_config(r: dict) -> dict:
+    """One model's config.json: research values, then the sourced extras, then provenance."""
+    name = MODEL_NAMES.get(r["model"], r["model"])
+    if name not in CONFIG_EXTRAS:
+        raise SystemExit(f"no config extras for {name}: add it to CONFIG_EXTRAS")
+    extras, hf_url = CONFIG_EXTRAS[name]
+    cfg = {field: _int_or_none(r[col]) for col, field in CONFIG_FIELDS.items()
+           if _int_or_none(r[col]) is not None}
+    clash = {k for k in extras if k in cfg and extras[k] != cfg[k]}
+    if clash:
+        raise SystemExit(f"{name}: extras contradict the research table on {sorted(clash)}")
+    cfg = {**extras, **cfg}
+    return {"_name": name, "_source_url": r["source_url"], "_config_url": hf_url,
+            "_max_context_tokens": _int_or_none(r["max_context_tokens"]),
+            "_note": r["note"], **dict(sorted(cfg.items()))}
+
+
+def model_index(research: Path) -> list[dict]:
+    rows = []
+    for r in read(research / "model_configs.csv"):
+        name = MODEL_NAMES.get(r["model"], r["model"])
+        rows.append({
+            "model": name, "config_file": f"models/{name}.json",
+            "architecture": r["architecture"],
+            "params_total_B": r["total_params_B_computed"],
+            "params_total_stated_B": r["total_params_B_stated"],
+            "params_active_B": r["active_params_B_computed"],
+            "params_active_stated_B": r["active_params_B_stated"],
+            "max_context_tokens": r["max_context_tokens"],
+            "kv_per_token_fp16_research_bytes": r["kv_cache_bytes_per_token_fp16_computed"],
+            "source_url": r["source_url"], "config_url": CONFIG_EXTRAS[name][1],
+            "note": r["note"],
+        })
+    return rows
+
+
+def write_model_configs(research: Path, overwrite: bool) -> None:
+    """data/models/<name>.json, one Hugging Face style config.json per model."""
+    out_dir = ROOT / "data" / "models"
+    out_dir.mkdir(exist_ok=True)
+    for r in read(research / "model_configs.csv"):
+        cfg = model_config(r)
+        out = out_dir / f"{cfg['_name']}.json"
+        if out.exists() and not overwrite:
+            print(f"keep   data/models/{out.name} (exists; --overwrite to rebuild)")
+            continue
+        out.write_text(json.dumps(cfg, indent=2) + "\n")
+        print(f"wrote  data/models/{out.name}")
 
 
 TABLES = {
@@ -399,6 +530,7 @@ TABLES = {
     "spark_bench_llamacpp.csv": spark_bench,
     "strix_halo_llamacpp.csv": strix_halo,
     "gpt_oss_llamacpp.csv": gpt_oss_guide,
+    "models.csv": model_index,
 }
 
 
@@ -424,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
             w.writerows(rows)
         tmp.replace(out)
         print(f"wrote  data/{name} ({len(rows)} rows)")
+    write_model_configs(args.research, args.overwrite)
     return 0
 
 

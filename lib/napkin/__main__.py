@@ -15,11 +15,18 @@ def main(argv: list[str] | None = None) -> int:
     measure = sub.add_parser("measure", help="measure this machine with llama.cpp",
                              description=measure_cli.__doc__)
     measure_cli.add_arguments(measure)
+    from .measure import depth_cli
+
+    depth = sub.add_parser("depth", help="decode speed against context depth, MHA and GQA",
+                           description=depth_cli.__doc__)
+    depth_cli.add_arguments(depth)
     figures = sub.add_parser("figures", help="export every figure to SVG/PNG/PDF with its data")
     figures.add_argument("--out", default="_build/figures", help="output folder")
     args = parser.parse_args(argv)
     if args.command == "measure":
         return measure_cli.main(args)
+    if args.command == "depth":
+        return depth_cli.main(args)
     if args.command == "figures":
         from pathlib import Path
 

@@ -13,42 +13,63 @@ module does not:
 - **MLA** (DeepSeek-V2/V3): the cache holds one compressed latent
   (``kv_lora_rank``) and the rope key (``qk_rope_head_dim``) per layer, not
   full K and V;
-- **cache quantization**: bytes per element for f16, bf16, fp8, q8_0, q4_0.
+- **cache quantization**: bytes per element for f16, bf16, fp8 and llama.cpp's
+  block formats (q8_0 is 34 bytes per 32 values, not 1 byte per value).
 
-A layer kind the module does not know is an error, never a guess.
+A layer kind the module does not know, or one whose state it cannot size (a
+recurrent or linear-attention layer), is an error that says so, never a guess.
+Sizes are exact integers: dtype sizes are fractions, so a q8_0 cache of
+billions of elements is not off by a rounding error.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Mapping
 
 from .models import head_dim, load_config, require_int
 from .units import require_positive
 
-#: Bytes per cached element by format; q8_0 and q4_0 are llama.cpp's block layouts
-#: (34 bytes per 32 values, 18 bytes per 32 values).
-KV_DTYPE_BYTES = {"f32": 4.0, "f16": 2.0, "bf16": 2.0, "fp8": 1.0, "q8_0": 34 / 32,
-                  "q4_0": 18 / 32}
+#: Bytes per cached element by format. The q and iq formats are llama.cpp's block
+#: layouts (ggml-common.h): q8_0 stores 32 values in 34 bytes (an f16 scale and 32
+#: int8), q4_0 in 18, q4_1 in 20, q5_0 in 22, q5_1 in 24, iq4_nl in 18.
+KV_DTYPE_BYTES = {"f32": Fraction(4), "f16": Fraction(2), "bf16": Fraction(2),
+                  "fp8": Fraction(1), "q8_0": Fraction(34, 32), "q5_1": Fraction(24, 32),
+                  "q5_0": Fraction(22, 32), "q4_1": Fraction(20, 32),
+                  "q4_0": Fraction(18, 32), "iq4_nl": Fraction(18, 32)}
+#: Values per block of the block formats: a row of the cache must be whole blocks.
+KV_BLOCK = {"q8_0": 32, "q5_1": 32, "q5_0": 32, "q4_1": 32, "q4_0": 32, "iq4_nl": 32}
 
-FULL, WINDOW, NONE = "full", "window", "none"
-#: ``layer_types`` values and how each caches: every token, a window, or nothing per token.
+FULL, WINDOW = "full", "window"
+#: ``layer_types`` values the module can size, and how each caches: every token of
+#: the context, or at most a window (``sliding_window``, or ``attention_chunk_size``).
 LAYER_KINDS = {"full_attention": FULL, "attention": FULL, "global": FULL,
-               "sliding_attention": WINDOW, "local": WINDOW, "chunked_attention": WINDOW,
-               "linear_attention": NONE, "mamba": NONE, "conv": NONE}
+               "sliding_attention": WINDOW, "local": WINDOW, "chunked_attention": WINDOW}
+#: Layer types that keep a fixed-size recurrent state instead of a per-token cache:
+#: their memory is not a function of the context, and this module does not size it.
+RECURRENT_KINDS = ("linear_attention", "mamba", "conv", "recurrent")
 
 
-def dtype_bytes(kv_dtype) -> float:
-    """Bytes per cached element, from a number (2) or a name ("f16", "q8_0", "fp8")."""
+def dtype_bytes(kv_dtype) -> Fraction:
+    """Bytes per cached element, exactly: from a number (2) or a name ("f16", "q8_0")."""
     if isinstance(kv_dtype, str):
         key = kv_dtype.lower().replace("float", "f").replace("-", "_")
         if key not in KV_DTYPE_BYTES:
             raise ValueError(f"unknown KV cache dtype {kv_dtype!r}; known: "
                              f"{', '.join(KV_DTYPE_BYTES)} (or bytes per element as a number)")
         return KV_DTYPE_BYTES[key]
-    return require_positive("kv_dtype_bytes", kv_dtype)
+    return Fraction(require_positive("kv_dtype_bytes", kv_dtype)).limit_denominator(1 << 20)
+
+
+def dtype_name(kv_dtype) -> str:
+    """A readable name for a dtype given as a name or as bytes per element."""
+    if isinstance(kv_dtype, str):
+        dtype_bytes(kv_dtype)
+        return kv_dtype.lower()
+    return f"{float(dtype_bytes(kv_dtype)):g} bytes/element"
 
 
 @dataclass(frozen=True)
@@ -67,11 +88,16 @@ def _window(cfg: Mapping) -> int:
 
 
 def _kinds(cfg: Mapping, n_layers: int) -> list[str]:
-    """full / window / none for every layer, from whichever convention the config uses."""
+    """full / window for every layer, from whichever convention the config uses."""
     types = cfg.get("layer_types")
     if types is not None:
         if len(types) != n_layers:
             raise ValueError(f"layer_types has {len(types)} entries for {n_layers} layers")
+        recurrent = sorted({t for t in types if t in RECURRENT_KINDS})
+        if recurrent:
+            raise ValueError(f"layer type(s) {', '.join(recurrent)} in layer_types keep a "
+                             "fixed-size recurrent state, not a per-token KV cache; "
+                             "kv_cache_bytes does not size it")
         unknown = sorted({t for t in types if t not in LAYER_KINDS})
         if unknown:
             raise ValueError(f"unknown layer type(s) {', '.join(unknown)} in layer_types; "
@@ -94,10 +120,14 @@ def _kinds(cfg: Mapping, n_layers: int) -> list[str]:
 def layers(config: Mapping | str | Path) -> list[Layer]:
     """Per-layer cache layout of a model."""
     cfg = load_config(config)
+    if cfg.get("is_encoder_decoder"):
+        raise ValueError("config is an encoder-decoder model (is_encoder_decoder is true); its "
+                         "cross-attention cache depends on the input length, which this "
+                         "module does not model")
     n_layers = require_int(cfg, "num_hidden_layers")
     if cfg.get("kv_lora_rank") is not None:  # MLA: a latent and a rope key per token
         per_token = require_int(cfg, "kv_lora_rank") + require_int(cfg, "qk_rope_head_dim")
-        kinds = [FULL] * n_layers
+        kinds = _kinds(cfg, n_layers)  # windows and unsizable layer types apply here too
     else:
         heads = require_int(cfg, "num_attention_heads")
         kv_heads = require_int(cfg, "num_key_value_heads", default=heads)
@@ -109,29 +139,96 @@ def layers(config: Mapping | str | Path) -> list[Layer]:
         per_token = kv_heads * (k_dim + v_dim)
         kinds = _kinds(cfg, n_layers)
     window = _window(cfg) if WINDOW in kinds else None
-    return [Layer(elements_per_token=0 if kind == NONE else per_token,
-                  window=window if kind == WINDOW else None) for kind in kinds]
+    return [Layer(elements_per_token=per_token, window=window if kind == WINDOW else None)
+            for kind in kinds]
+
+
+def _check_blocks(config, kv_dtype) -> None:
+    """A block-quantized cache stores whole blocks per head: refuse shapes that cannot."""
+    if not isinstance(kv_dtype, str) or kv_dtype.lower() not in KV_BLOCK:
+        return
+    block = KV_BLOCK[kv_dtype.lower()]
+    cfg = load_config(config)
+    if cfg.get("kv_lora_rank") is not None:
+        widths = {"kv_lora_rank + qk_rope_head_dim":
+                  require_int(cfg, "kv_lora_rank") + require_int(cfg, "qk_rope_head_dim")}
+    else:
+        widths = {"head_dim": head_dim(cfg)}
+    for what, width in widths.items():
+        if width % block:
+            raise ValueError(f"a {kv_dtype} cache stores blocks of {block} values, but "
+                             f"{what} is {width}; llama.cpp refuses this cache type here")
 
 
 def kv_bytes_per_token(config: Mapping | str | Path, kv_dtype_bytes=2) -> int:
     """Bytes one token adds to the cache while the context is shorter than any window
     (all layers, K and V). Beyond a window, :func:`kv_cache_bytes` is the one to use."""
     size = dtype_bytes(kv_dtype_bytes)
+    _check_blocks(config, kv_dtype_bytes)
     return math.ceil(sum(layer.elements_per_token for layer in layers(config)) * size)
+
+
+def _require_count(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        what = "tokens" if "token" in name else "sequences"
+        raise ValueError(f"{name} must be a whole number of {what} >= {minimum}, got {value!r}")
+    return value
 
 
 def kv_cache_bytes(config: Mapping | str | Path, n_tokens: int, batch: int = 1,
                    kv_dtype_bytes=2) -> int:
-    """Bytes of cache for ``batch`` sequences of ``n_tokens`` each (windows honoured)."""
-    if isinstance(n_tokens, bool) or not isinstance(n_tokens, int) or n_tokens < 0:
-        raise ValueError(f"n_tokens must be a whole number of tokens >= 0, got {n_tokens!r}")
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise ValueError(f"batch must be a whole number of sequences >= 1, got {batch!r}")
+    """Bytes of cache for ``batch`` sequences of ``n_tokens`` each (windows honoured).
+
+    This is also what one decode step at that depth reads from the cache: attention
+    reads every cached K and V of every layer (a windowed layer, its window).
+    """
+    _require_count("n_tokens", n_tokens, 0)
+    _require_count("batch", batch, 1)
     size = dtype_bytes(kv_dtype_bytes)
+    _check_blocks(config, kv_dtype_bytes)
     elements = sum(layer.elements_per_token * (n_tokens if layer.window is None
                                                else min(n_tokens, layer.window))
                    for layer in layers(config))
     return math.ceil(elements * size) * batch
+
+
+@dataclass(frozen=True)
+class LinearForm:
+    """The cache as a formula a chart can evaluate without Python:
+    ``bytes = (full * n + windowed * min(n, window)) * dtype_bytes * batch``."""
+
+    full_elements_per_token: int
+    windowed_elements_per_token: int
+    window: int | None
+
+    def elements(self, n_tokens: int) -> int:
+        capped = min(n_tokens, self.window) if self.window else 0
+        return self.full_elements_per_token * n_tokens + \
+            self.windowed_elements_per_token * capped
+
+
+def linear_form(config: Mapping | str | Path) -> LinearForm:
+    """Per-token elements of the full layers and of the windowed ones, and the window."""
+    per_layer = layers(config)
+    windows = {layer.window for layer in per_layer if layer.window is not None}
+    if len(windows) > 1:
+        raise ValueError(f"layers use different windows {sorted(windows)}; "
+                         "no single linear form describes this cache")
+    return LinearForm(
+        full_elements_per_token=sum(l.elements_per_token for l in per_layer if l.window is None),
+        windowed_elements_per_token=sum(l.elements_per_token for l in per_layer
+                                        if l.window is not None),
+        window=windows.pop() if windows else None)
+
+
+def context_limit(config: Mapping | str | Path) -> int:
+    """The longest context the model is meant to serve: the book's ``_max_context_tokens``
+    (from the model card) where the config in ``data/models`` records it, else the
+    config's ``max_position_embeddings``."""
+    cfg = load_config(config)
+    if cfg.get("_max_context_tokens") is not None:
+        return require_int(cfg, "_max_context_tokens")
+    return require_int(cfg, "max_position_embeddings")
 
 
 def max_tokens(config, memory_bytes: float, weight_bytes: float, kv_dtype_bytes=2) -> int:
@@ -153,3 +250,64 @@ def max_batch(config, context_tokens: int, memory_bytes: float, weight_bytes: fl
         return 0
     one = kv_cache_bytes(config, context_tokens, 1, kv_dtype_bytes)
     return int(free // one) if one else 0
+
+
+def max_context(config, memory_bytes: float, weight_bytes: float, batch: int = 1,
+                kv_dtype_bytes=2) -> int | None:
+    """The longest context per sequence at which ``batch`` sequences fit beside the
+    weights: 0 when the weights leave no room, None when the cache stops growing
+    (every layer windowed) before the memory runs out."""
+    _require_count("batch", batch, 1)
+    free = require_positive("memory_bytes", memory_bytes) - \
+        require_positive("weight_bytes", weight_bytes, allow_zero=True)
+    if free <= 0:
+        return 0
+    form = linear_form(config)
+    size = dtype_bytes(kv_dtype_bytes)
+    if form.full_elements_per_token == 0:
+        ceiling = kv_cache_bytes(config, form.window or 0, batch, kv_dtype_bytes)
+        return None if ceiling <= free else _search(config, free, batch, kv_dtype_bytes,
+                                                    form.window)
+    # A bracket, then bisection: the cache only grows with the context.
+    high = int(free / (form.full_elements_per_token * size * batch)) + 1
+    return _search(config, free, batch, kv_dtype_bytes, high)
+
+
+def _search(config, free: float, batch: int, kv_dtype_bytes, high: int) -> int:
+    low = 0  # fits; high does not (or is the bound)
+    while kv_cache_bytes(config, high, batch, kv_dtype_bytes) <= free:
+        high *= 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        if kv_cache_bytes(config, mid, batch, kv_dtype_bytes) <= free:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def decode_step_bytes(config, weight_bytes: float, context_tokens: int, batch: int = 1,
+                      kv_dtype_bytes=2) -> float:
+    """Bytes one decode step reads: every weight once (shared by the batch) plus every
+    sequence's whole cache at ``context_tokens`` deep (not shared)."""
+    weights = require_positive("weight_bytes", weight_bytes, allow_zero=True)
+    return weights + kv_cache_bytes(config, context_tokens, batch, kv_dtype_bytes)
+
+
+def usable_capacity_bytes(chip) -> float:
+    """A chip's memory as shipped (B200: 180 GB, not the announced 192 GB), else as
+    stated, else the largest configuration (M2 Ultra: 192 GB)."""
+    for spec in ("memory_capacity_as_shipped_GB", "memory_capacity_GB",
+                 "max_memory_capacity_GB"):
+        if spec in chip.specs:
+            return chip.specs[spec] * 1e9
+    raise ValueError(f"{chip.name}: no memory capacity in hardware_specs.csv")
+
+
+def capacity_spec(chip) -> str:
+    """Which spec :func:`usable_capacity_bytes` used, so a table can cite it."""
+    for spec in ("memory_capacity_as_shipped_GB", "memory_capacity_GB",
+                 "max_memory_capacity_GB"):
+        if spec in chip.specs:
+            return spec
+    raise ValueError(f"{chip.name}: no memory capacity in hardware_specs.csv")

@@ -142,7 +142,10 @@ class InProcess:
                 "n_vocab": int(self.llama.llama_vocab_n_tokens(vocab)),
                 "n_layer": int(self.llama.llama_model_n_layer(model))}
 
-    def context(self, model, n_ctx: int, n_seq: int = 1, type_kv: int | None = None):
+    def context(self, model, n_ctx: int, n_seq: int = 1, type_kv: int | None = None,
+                flash_attn: bool | None = None):
+        """A new context. ``type_kv`` is a ggml type id for K and V (a quantized V cache
+        needs flash attention); ``flash_attn`` None leaves llama.cpp's default (auto)."""
         params = self.llama.llama_context_default_params()
         params.n_ctx = n_ctx
         params.n_batch = min(self.n_batch, n_ctx)
@@ -152,10 +155,17 @@ class InProcess:
         params.no_perf = True
         if type_kv is not None:
             params.type_k = params.type_v = type_kv
+        if flash_attn is not None:
+            if hasattr(params, "flash_attn_type"):
+                params.flash_attn_type = (self.llama.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn
+                                          else self.llama.LLAMA_FLASH_ATTN_TYPE_DISABLED)
+            else:  # bindings before llama.cpp's flash_attn_type (a plain bool)
+                params.flash_attn = bool(flash_attn)
         ctx = self.llama.llama_init_from_model(model, params)
         if not ctx:
             raise MeasurementUnavailable(
-                f"llama.cpp could not create a {n_ctx}-token context (out of memory?): "
+                f"llama.cpp could not create a {n_ctx}-token context (out of memory, or a "
+                f"setting it refuses): "
                 f"{self.logs.text()[-300:]}")
         return ctx
 
@@ -205,6 +215,60 @@ class InProcess:
         finally:
             self.llama.llama_free(ctx)
         return summarise(test, n_prompt + n_gen, seconds)
+
+    def depth_sweep(self, paths, depths: list[int], n_gen: int, reps: int,
+                    flash_attn: bool | None = None):
+        """tg at several context depths, as ``llama-bench -n N -d d1,d2,...`` measures it,
+        in one context per model: the cache is filled up to each depth in turn (never
+        refilled from zero), and after every timed repetition the generated tokens are
+        removed again, so each repetition starts from exactly ``depth`` cached tokens.
+
+        Given several models (a list of paths), their repetitions alternate (A B A B ...)
+        at every depth, so a machine that slows down part-way slows all of them alike.
+        ``flash_attn`` as in :meth:`context`. Returns {"model": {...}, "tg": [Rate per
+        depth]} for one path, a list of those for a list of paths."""
+        single = isinstance(paths, (str, Path))
+        paths = [paths] if single else list(paths)
+        depths = sorted(set(int(d) for d in depths))
+        if not depths or depths[0] < 0:
+            raise ValueError(f"depths must be whole numbers of tokens >= 0, got {depths}")
+        loaded, contexts = [], []
+        try:
+            for path in paths:
+                loaded.append(self.load(path))
+            infos = [self.model_info(model) for model in loaded]
+            for model, info in zip(loaded, infos):
+                ctx = self.context(model, depths[-1] + n_gen + 1, flash_attn=flash_attn)
+                contexts.append(ctx)
+                self._generate(ctx, 1, info["n_vocab"])  # warm-up, as llama-bench
+                self.llama.llama_memory_clear(self.llama.llama_get_memory(ctx), True)
+            seconds = {(i, d): [] for i in range(len(paths)) for d in depths}
+            filled = [0] * len(paths)
+            for depth in depths:
+                for i, ctx in enumerate(contexts):
+                    if depth > filled[i]:
+                        self._prompt(ctx, depth - filled[i], infos[i]["n_vocab"])
+                        filled[i] = depth
+                    # an untimed repetition at this depth first (llama-bench warms up before
+                    # each test; a whole repetition also touches every page the timed ones use)
+                    self._generate(ctx, n_gen, infos[i]["n_vocab"])
+                    self.llama.llama_memory_seq_rm(self.llama.llama_get_memory(ctx), 0, depth, -1)
+                for _ in range(reps):
+                    for i, ctx in enumerate(contexts):
+                        start = time.perf_counter_ns()
+                        self._generate(ctx, n_gen, infos[i]["n_vocab"])
+                        seconds[(i, depth)].append((time.perf_counter_ns() - start) / 1e9)
+                        self.llama.llama_memory_seq_rm(self.llama.llama_get_memory(ctx), 0,
+                                                       depth, -1)
+        finally:
+            for ctx in contexts:
+                self.llama.llama_free(ctx)
+            for model in loaded:
+                self.llama.llama_model_free(model)
+        out = [{"model": infos[i],
+                "tg": [summarise(f"tg{n_gen}" + (f"@d{d}" if d else ""), n_gen, seconds[(i, d)])
+                       for d in depths]} for i in range(len(paths))]
+        return out[0] if single else out
 
     def measure(self, path: str | Path, n_prompt: int, n_gen: int, reps: int,
                 depth: int = 0) -> dict:
@@ -283,6 +347,12 @@ class LlamaBench:
                              tokens_per_s=float(row["avg_ts"]), stddev=float(row["stddev_ts"]),
                              samples=[float(x) for x in row.get("samples_ts", [])])
         return out
+
+
+def depth_sweep_by_runs(runner, path, depths, n_gen: int, reps: int) -> dict:
+    """The same sweep for any runner with ``measure(..., depth=d)`` (llama-bench)."""
+    runs = [runner.measure(path, 0, n_gen, reps, depth=d) for d in sorted(set(depths))]
+    return {"model": runs[0]["model"], "tg": [run["tg"] for run in runs]}
 
 
 REQUIRED_FIELDS = ("n_prompt", "n_gen", "avg_ts", "stddev_ts", "model_size", "model_n_params")

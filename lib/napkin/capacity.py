@@ -1,0 +1,233 @@
+"""What fits where: KV caches beside the weights, in every unit people quote them in.
+
+The questions of chapter 4: how big is a model's cache per token and at its full
+context, how many sequences of a given length fit on a chip beside the weights,
+and at what context the memory, not the bandwidth, starts to set the batch size.
+Every figure is computed from ``data/models`` and ``data/hardware_specs.csv``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import catalog, hardware, kvcache
+from .units import GB, KB, MB, GiB, KiB, MiB
+
+#: The chips the chapter sizes caches for, by their book names.
+CHIPS = ("H100 SXM", "H200", "B200", "M2 Ultra", "DGX Spark")
+#: Datacenter chips whose roofline crossover the capacity chart draws.
+DATACENTER = ("H100 SXM", "H200", "B200")
+#: Context lengths of the capacity table (tokens per sequence).
+CONTEXTS = (4096, 8192, 32768, 131072)
+#: Weights are counted at 8 bits (FP8) everywhere, so models compare on architecture.
+WEIGHTS = "FP8"
+
+
+def in_units(n_bytes: float) -> dict[str, float]:
+    """One byte count in every unit a published figure might use."""
+    return {"bytes": n_bytes, "KiB": n_bytes / KiB, "KB": n_bytes / KB,
+            "MiB": n_bytes / MiB, "MB": n_bytes / MB, "GiB": n_bytes / GiB, "GB": n_bytes / GB}
+
+
+def units_table(config, cases: list[tuple[str, int, int]], kv_dtype="f16") -> pd.DataFrame:
+    """(label, tokens per sequence, sequences) -> the cache in bytes, KiB..GiB and KB..GB."""
+    rows = []
+    for label, tokens, batch in cases:
+        size = kvcache.kv_cache_bytes(config, tokens, batch, kv_dtype)
+        rows.append({"case": label, "context_tokens": tokens, "batch": batch, **in_units(size)})
+    return pd.DataFrame(rows)
+
+
+def model_table(kv_dtype="f16") -> pd.DataFrame:
+    """Every model in ``data/models``: its cache per token and at its full context."""
+    rows = []
+    for _, r in catalog.index().iterrows():
+        cfg = catalog.config(r["model"])
+        form = kvcache.linear_form(cfg)
+        context = kvcache.context_limit(cfg)
+        if cfg.get("kv_lora_rank") is not None:
+            layout = (f"MLA: latent {cfg['kv_lora_rank']} + rope key "
+                      f"{cfg['qk_rope_head_dim']} per layer")
+        else:
+            heads, kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads",
+                                                           cfg["num_attention_heads"])
+            kind = "MHA" if kv == heads else "MQA" if kv == 1 else f"GQA {heads}:{kv}"
+            layout = f"{kind}, head_dim {kvcache.head_dim(cfg)}"
+        if form.window:
+            windowed = sum(1 for layer in kvcache.layers(cfg) if layer.window)
+            layout += (f"; {windowed} of {cfg['num_hidden_layers']} layers windowed "
+                       f"({form.window:,} tokens)")
+        rows.append({
+            "model": r["model"], "layout": layout, "layers": cfg["num_hidden_layers"],
+            "kv_per_token_bytes": kvcache.kv_bytes_per_token(cfg, kv_dtype),
+            "context_tokens": context,
+            "kv_at_context_bytes": kvcache.kv_cache_bytes(cfg, context, 1, kv_dtype),
+            "naive_at_context_bytes": naive_kv_cache_bytes(cfg, context, 1, kv_dtype),
+            "source_url": r["source_url"],
+        })
+    return pd.DataFrame(rows)
+
+
+def naive_kv_cache_bytes(config, n_tokens: int, batch: int = 1, kv_dtype="f16") -> int:
+    """What a calculator that knows only ``hidden_size`` computes: K and V as wide as the
+    hidden state in every layer for every token (no GQA, no head_dim, no windows, no MLA).
+    Shown beside :func:`napkin.kv_cache_bytes` to make its corrections visible."""
+    cfg = kvcache.load_config(config)
+    hidden = kvcache.require_int(cfg, "hidden_size")
+    layers = kvcache.require_int(cfg, "num_hidden_layers")
+    return int(2 * hidden * layers * n_tokens * batch * kvcache.dtype_bytes(kv_dtype))
+
+
+def chip_table(chips=CHIPS) -> pd.DataFrame:
+    """Capacity (as shipped where that differs) and bandwidth of each chip, with sources."""
+    rows = []
+    for name in chips:
+        chip = hardware.chip(name)
+        spec = kvcache.capacity_spec(chip)
+        rows.append({"chip": name, "capacity_bytes": kvcache.usable_capacity_bytes(chip),
+                     "capacity_spec": spec, "bandwidth_bytes_per_s": chip.bandwidth_bytes_per_s,
+                     "source_url": chip.source(spec)})
+    return pd.DataFrame(rows)
+
+
+def max_batch_table(models=None, chips=CHIPS, contexts=CONTEXTS, weight_format=WEIGHTS,
+                    kv_dtype="f16") -> pd.DataFrame:
+    """Largest batch of ``context`` tokens each that fits beside the weights, per model,
+    chip and context (long format). ``max_batch`` is NaN where the context is beyond what
+    the model serves; 0 where the weights alone do not fit, or leave room for no sequence."""
+    rows = []
+    capacity = chip_table(chips).set_index("chip")["capacity_bytes"]
+    for model in models or catalog.names():
+        cfg = catalog.config(model)
+        limit = kvcache.context_limit(cfg)
+        weights = catalog.weight_bytes(model, weight_format)
+        for chip in chips:
+            for context in contexts:
+                beyond = context > limit
+                batch = (float("nan") if beyond else
+                         kvcache.max_batch(cfg, context, capacity[chip], weights, kv_dtype))
+                rows.append({"model": model, "chip": chip, "context_tokens": context,
+                             "weight_bytes": weights, "capacity_bytes": capacity[chip],
+                             "weights_fit": weights < capacity[chip],
+                             "beyond_context": beyond, "max_batch": batch})
+    return pd.DataFrame(rows)
+
+
+def max_batch_grid(table: pd.DataFrame) -> pd.DataFrame:
+    """The long table as one row per model and context, one text column per chip:
+    a number of sequences, or why there is none."""
+    def cell(r) -> str:
+        if not r["weights_fit"]:
+            return "weights do not fit"
+        if r["beyond_context"]:
+            return "beyond its context"
+        return f"{int(r['max_batch']):,}"
+
+    shown = table.assign(cell=table.apply(cell, axis=1))
+    grid = shown.pivot_table(index=["model", "context_tokens"], columns="chip", values="cell",
+                             aggfunc="first", sort=False).reset_index()
+    grid.columns.name = None
+    order = {m: i for i, m in enumerate(dict.fromkeys(table["model"]))}
+    grid = grid.sort_values(["model", "context_tokens"], key=lambda s: s.map(order)
+                            if s.name == "model" else s).reset_index(drop=True)
+    return grid[["model", "context_tokens", *dict.fromkeys(table["chip"])]]
+
+
+def crossover_batch(chip_name: str) -> float:
+    """The batch at which decode's weight matmuls stop being memory-bound, by the essay's
+    roofline: dense 16-bit FLOP/s over bandwidth (2 FLOP per weight and sequence against
+    2 bytes per weight read once, so the batch equals the ridge point in FLOP/byte)."""
+    chip = hardware.chip(chip_name)
+    dense = chip.dense_fp16_flops
+    if dense is None:
+        raise ValueError(f"{chip_name}: no dense 16-bit FLOP/s figure in hardware_specs.csv")
+    return dense[0] / chip.bandwidth_bytes_per_s
+
+
+def batch_limit_curves(models=None, chips=DATACENTER, contexts=None, weight_format=WEIGHTS,
+                       kv_dtype="f16") -> pd.DataFrame:
+    """For the capacity chart: the largest batch that fits at each context (doubling from
+    1k to the model's limit), per model and chip, beside the chip's roofline crossover."""
+    rows = []
+    capacity = chip_table(chips).set_index("chip")["capacity_bytes"]
+    for model in models or catalog.names():
+        cfg = catalog.config(model)
+        limit = kvcache.context_limit(cfg)
+        weights = catalog.weight_bytes(model, weight_format)
+        grid = contexts or [2**k for k in range(10, 18) if 2**k <= limit]
+        for chip in chips:
+            ridge = crossover_batch(chip)
+            for context in grid:
+                if context > limit:
+                    continue
+                batch = kvcache.max_batch(cfg, context, capacity[chip], weights, kv_dtype)
+                rows.append({"model": model, "chip": chip, "context_tokens": context,
+                             "max_batch": batch, "crossover_batch": ridge,
+                             "kv_per_sequence_bytes": kvcache.kv_cache_bytes(cfg, context, 1,
+                                                                             kv_dtype),
+                             "free_bytes": capacity[chip] - weights,
+                             "memory_bound": batch < ridge})
+    return pd.DataFrame(rows)
+
+
+def capacity_turn(curves: pd.DataFrame, model: str, chip: str) -> int | None:
+    """The shortest context (of those computed) at which the batch that fits falls below
+    the chip's crossover: from there on, memory capacity keeps decode memory-bound."""
+    rows = curves[(curves["model"] == model) & (curves["chip"] == chip) &
+                  curves["memory_bound"]]
+    return int(rows["context_tokens"].min()) if not rows.empty else None
+
+
+def calculator_rows(kv_dtype_names=("f16", "fp8", "q8_0", "q4_0")) -> pd.DataFrame:
+    """Per model, what the in-page calculator needs to redo :func:`kv_cache_bytes` in
+    JavaScript: elements per token of full and windowed layers, the window, and the
+    parameters. Tested to agree with the Python formula."""
+    rows = []
+    for _, r in catalog.index().iterrows():
+        cfg = catalog.config(r["model"])
+        form = kvcache.linear_form(cfg)
+        rows.append({"model": r["model"], "full_elements": form.full_elements_per_token,
+                     "windowed_elements": form.windowed_elements_per_token,
+                     "window": form.window or 0, "params": catalog.params(r["model"]),
+                     "context_limit": kvcache.context_limit(cfg)})
+    return pd.DataFrame(rows)
+
+
+def units_display(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`units_table` formatted for the page: exact bytes, then binary and decimal."""
+    return pd.DataFrame({
+        "case": df["case"],
+        "bytes": df["bytes"].map(lambda v: f"{int(v):,}"),
+        "binary": [_pick(r, ("GiB", "MiB", "KiB")) for _, r in df.iterrows()],
+        "decimal": [_pick(r, ("GB", "MB", "KB")) for _, r in df.iterrows()],
+    })
+
+
+def _pick(row, units) -> str:
+    """The largest unit in which the value is at least 1, to two decimals."""
+    for unit in units:
+        if row[unit] >= 1:
+            return f"{row[unit]:,.2f} {unit}"
+    return f"{row[units[-1]]:,.2f} {units[-1]}"
+
+
+def model_display(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`model_table` formatted for the page."""
+    return pd.DataFrame({
+        "model": df["model"], "layout": df["layout"],
+        "per_token": df["kv_per_token_bytes"].map(lambda v: f"{v / KiB:,.0f} KiB"),
+        "context": df["context_tokens"].map(lambda v: f"{v:,}"),
+        "at_context": df["kv_at_context_bytes"].map(lambda v: f"{v / GB:,.2f} GB"),
+        "at_context_gib": df["kv_at_context_bytes"].map(lambda v: f"{v / GiB:,.2f} GiB"),
+        "naive": df["naive_at_context_bytes"].map(lambda v: f"{v / GB:,.1f} GB"),
+    })
+
+
+def chip_display(df: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "chip": df["chip"], "capacity": df["capacity_bytes"].map(lambda v: f"{v / GB:,.0f} GB"),
+        "which": df["capacity_spec"].map({
+            "memory_capacity_GB": "as stated", "max_memory_capacity_GB": "largest configuration",
+            "memory_capacity_as_shipped_GB": "as shipped"}),
+        "bandwidth": df["bandwidth_bytes_per_s"].map(lambda v: f"{v / GB:,.0f} GB/s"),
+    })

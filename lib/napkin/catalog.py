@@ -1,0 +1,55 @@
+"""The book's model configs: ``data/models/<name>.json``, indexed by ``data/models.csv``.
+
+Each file is a Hugging Face style ``config.json`` built from the research notes
+(with its source in ``_source_url`` and the model's own config.json in
+``_config_url``); the index adds what a config does not hold: parameter counts,
+total and active, in billions. Weight bytes come from those counts and a
+storage format (:mod:`napkin.models`), so a mixture-of-experts model is charged
+for all its experts when it must fit in memory, and for the active ones when a
+token is decoded.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import models, tables
+
+
+def index() -> pd.DataFrame:
+    """``data/models.csv``: one row per model, with its config file and sources."""
+    return tables.load("models")
+
+
+def names() -> list[str]:
+    return index()["model"].tolist()
+
+
+def _row(name: str) -> pd.Series:
+    df = index()
+    rows = df[df["model"] == name]
+    if rows.empty:
+        raise ValueError(f"no model {name!r} in data/models.csv; models: {', '.join(df['model'])}")
+    return rows.iloc[0]
+
+
+def config(name: str) -> dict:
+    """The model's config.json as a dict."""
+    return models.load_config(tables.data_dir() / _row(name)["config_file"])
+
+
+def params(name: str, active: bool = False) -> float:
+    """Parameters (total, or active per token for a mixture of experts), as counted from
+    the config in the research notes."""
+    row = _row(name)
+    value = row["params_active_B" if active else "params_total_B"]
+    return float(value) * 1e9
+
+
+def weight_bytes(name: str, fmt: str = "FP8", active: bool = False) -> float:
+    """Bytes of the model's weights in ``fmt`` (all of them, or those one token reads)."""
+    return models.weight_bytes(params(name, active), fmt)
+
+
+def source(name: str) -> str:
+    return str(_row(name)["source_url"])

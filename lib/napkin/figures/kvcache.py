@@ -1,0 +1,168 @@
+"""Chapter 4 charts: how big the KV cache is, and when it, not bandwidth, sets the batch."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from ..charts import PALETTE, responsive
+from ..units import GB, GiB
+
+CHIP_COLORS = {"H100 SXM": "#2a78d6", "H200": "#3c9a3c", "B200": "#8e44ad",
+               "M2 Ultra": "#6b6459", "DGX Spark": "#eb6834"}
+
+
+def _chip_scale(chips) -> alt.Scale:
+    chips = list(chips)
+    return alt.Scale(domain=chips, range=[CHIP_COLORS.get(c, "#999999") for c in chips])
+
+
+def model_sizes(table: pd.DataFrame) -> alt.Chart:
+    """Every model's cache at its full context: the napkin's formula against a calculator
+    that knows only hidden_size (no GQA, no head_dim, no windows, no MLA)."""
+    rows = []
+    for _, r in table.iterrows():
+        for kind, col in (("napkin (config.json read in full)", "kv_at_context_bytes"),
+                          ("hidden_size only (no GQA, windows, MLA)", "naive_at_context_bytes")):
+            rows.append({"model": r["model"], "kind": kind, "GB": r[col] / GB,
+                         "GiB": r[col] / GiB, "context": r["context_tokens"],
+                         "layout": r["layout"],
+                         "overstated": r["naive_at_context_bytes"] / r["kv_at_context_bytes"]})
+    df = pd.DataFrame(rows)
+    order = table.sort_values("kv_at_context_bytes")["model"].tolist()
+    kinds = list(dict.fromkeys(df["kind"]))
+    base = alt.Chart(df).encode(
+        y=alt.Y("model:N", sort=order, title=None),
+        x=alt.X("GB:Q", title="KV cache for one sequence at full context (GB, log scale)",
+                scale=alt.Scale(type="log")),
+        color=alt.Color("kind:N", title=None, sort=kinds,
+                        scale=alt.Scale(domain=kinds, range=[PALETTE["apple"], "#c9c2b8"])),
+        tooltip=[alt.Tooltip("model:N", title="Model"), alt.Tooltip("kind:N", title="Formula"),
+                 alt.Tooltip("context:Q", title="Context (tokens)", format=","),
+                 alt.Tooltip("GB:Q", title="GB", format=",.2f"),
+                 alt.Tooltip("GiB:Q", title="GiB", format=",.2f"),
+                 alt.Tooltip("layout:N", title="Cache layout"),
+                 alt.Tooltip("overstated:Q", title="hidden-size formula overstates by",
+                             format=".1f")],
+    )
+    shapes = alt.Shape("kind:N", title=None, sort=kinds,
+                       scale=alt.Scale(domain=kinds, range=["circle", "square"]))
+    naive = base.transform_filter(alt.datum.kind == kinds[1]).mark_point(
+        filled=False, size=110, strokeWidth=2).encode(shape=shapes)
+    napkin = base.transform_filter(alt.datum.kind == kinds[0]).mark_point(
+        filled=True, size=90, opacity=0.95).encode(shape=shapes)
+    rule = alt.Chart(df).mark_rule(color="#c9c2b8").encode(
+        y=alt.Y("model:N", sort=order), x="min(GB):Q", x2="max(GB):Q")
+    return responsive(rule + naive + napkin, 26 * len(order), alt.Title(
+        "What reading the whole config.json is worth",
+        subtitle="KV cache at each model's full context, 16-bit, one sequence"))
+
+
+def capacity_turn(curves: pd.DataFrame, essay_point: dict, default_model: str) -> alt.Chart:
+    """Largest batch that fits beside the weights against context length, per chip, with
+    each chip's roofline crossover: where the line drops below its dashed crossover,
+    memory capacity, not bandwidth, caps the batch. A menu picks the model."""
+    df = curves[curves["max_batch"] > 0].assign(
+        kv_GB=lambda d: d["kv_per_sequence_bytes"] / GB,
+        free_GB=lambda d: d["free_bytes"] / GB)
+    models = list(dict.fromkeys(df["model"]))
+    chips = list(dict.fromkeys(curves["chip"]))
+    pick = alt.param(name="model", value=default_model,
+                     bind=alt.binding_select(options=models, name="Model "))
+    x = alt.X("context_tokens:Q", title="context per sequence (tokens, log scale)",
+              scale=alt.Scale(type="log", base=2, domain=[1024, 131072], nice=False),
+              axis=alt.Axis(values=[1024, 4096, 16384, 65536, 131072], format=","))
+    y = alt.Y("max_batch:Q", title="sequences that fit beside the weights (log scale)",
+              scale=alt.Scale(type="log", domain=[1, 2048], nice=False))
+    color = alt.Color("chip:N", title=None, sort=chips, scale=_chip_scale(chips))
+    lines = alt.Chart(df).mark_line(point=True).encode(
+        x=x, y=y, color=color,
+        tooltip=[alt.Tooltip("chip:N", title="Chip"), alt.Tooltip("model:N", title="Model"),
+                 alt.Tooltip("context_tokens:Q", title="Context (tokens)", format=","),
+                 alt.Tooltip("max_batch:Q", title="Sequences that fit", format=","),
+                 alt.Tooltip("kv_GB:Q", title="KV per sequence (GB)", format=",.2f"),
+                 alt.Tooltip("free_GB:Q", title="Memory beside the weights (GB)",
+                             format=",.1f"),
+                 alt.Tooltip("crossover_batch:Q", title="Crossover batch", format=",.0f")],
+    ).transform_filter(alt.datum.model == pick)
+    ridges = (curves.groupby("chip", sort=False)["crossover_batch"].first().reset_index())
+    rules = alt.Chart(ridges).mark_rule(strokeDash=[6, 4], opacity=0.8).encode(
+        y=alt.Y("crossover_batch:Q"), color=color,
+        tooltip=[alt.Tooltip("chip:N", title="Chip"),
+                 alt.Tooltip("crossover_batch:Q", title="Roofline crossover (sequences)",
+                             format=",.0f")])
+    point = pd.DataFrame([essay_point])
+    essay = alt.Chart(point).mark_point(shape="diamond", size=160, filled=True,
+                                        color=PALETTE["decode"]).encode(
+        x="context_tokens:Q", y="max_batch:Q",
+        tooltip=[alt.Tooltip("label:N", title="The essay"),
+                 alt.Tooltip("kv_GB:Q", title="KV cache (GB)", format=",.1f")])
+    return responsive((rules + lines + essay).add_params(pick), 340, alt.Title(
+        "Long context turns a bandwidth problem into a capacity problem",
+        subtitle="8-bit weights, 16-bit cache; dashed: batch where decode stops being "
+                 "memory-bound"))
+
+
+def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float],
+               formats: dict[str, float], default_model: str, context_tokens: int,
+               batch_size: int) -> alt.Chart:
+    """Weights plus cache against every chip's memory, for any model, context, batch, cache
+    type and weight format. The cache is ``(full * n + windowed * min(n, window)) * bytes
+    per element * batch``, the same formula :func:`napkin.kv_cache_bytes` uses."""
+    model = alt.param(name="model", value=default_model,
+                      bind=alt.binding_select(options=rows["model"].tolist(), name="Model "))
+    context = alt.param(name="context", value=context_tokens, bind=alt.binding_range(
+        min=1024, max=131072, step=1024, name="Context per sequence (tokens) "))
+    batch = alt.param(name="batch", value=batch_size, bind=alt.binding_range(
+        min=1, max=256, step=1, name="Sequences (batch) "))
+    kv = alt.param(name="kv_dtype", value=list(dtypes)[0], bind=alt.binding_select(
+        options=list(dtypes), name="KV cache type "))
+    weights = alt.param(name="weights", value=list(formats)[0], bind=alt.binding_select(
+        options=list(formats), name="Weight format "))
+    kv_bytes = "({" + ", ".join(f"'{k}': {v}" for k, v in dtypes.items()) + "})[kv_dtype]"
+    w_bytes = "({" + ", ".join(f"'{k}': {v}" for k, v in formats.items()) + "})[weights]"
+    cache = (f"(datum.full_elements * context + datum.windowed_elements * "
+             f"min(context, datum.window)) * {kv_bytes} * batch")
+    base = alt.Chart(rows).transform_filter(alt.datum.model == model).transform_calculate(
+        Weights=f"datum.params * {w_bytes} / {GB}",
+        KV=f"{cache} / {GB}",
+        KV_GiB=f"{cache} / {GiB}",
+        per_token_KiB=f"(datum.full_elements + datum.windowed_elements) * {kv_bytes} / 1024",
+        beyond=f"context > datum.context_limit",
+    )
+    bars = base.transform_fold(["Weights", "KV"], as_=["part", "GB"]).mark_bar(
+        height=38).encode(
+        x=alt.X("GB:Q", stack="zero", title="memory (GB)"),
+        y=alt.value(150),
+        color=alt.Color("part:N", title=None, sort=["Weights", "KV"],
+                        scale=alt.Scale(domain=["Weights", "KV"],
+                                        range=[PALETTE["ceiling"], PALETTE["apple"]])),
+        tooltip=[alt.Tooltip("model:N", title="Model"), alt.Tooltip("part:N", title="Part"),
+                 alt.Tooltip("GB:Q", title="GB", format=",.1f"),
+                 alt.Tooltip("KV_GiB:Q", title="KV cache (GiB)", format=",.2f"),
+                 alt.Tooltip("per_token_KiB:Q", title="KV per token (KiB, short context)",
+                             format=",.1f")])
+    chip_df = chips.assign(GB=chips["capacity_bytes"] / GB)
+    chip_names = chip_df["chip"].tolist()
+    chip_tips = [alt.Tooltip("chip:N", title="Chip"),
+                 alt.Tooltip("GB:Q", title="Memory (GB)", format=",.0f"),
+                 alt.Tooltip("capacity_spec:N", title="Figure used")]
+    rules = alt.Chart(chip_df).mark_rule(strokeWidth=2, strokeDash=[4, 3],
+                                         color=PALETTE["ceiling"]).encode(
+        x="GB:Q", tooltip=chip_tips)
+    labels = alt.Chart(chip_df).mark_text(angle=270, align="right", baseline="bottom", dx=-62,
+                                          dy=-3, fontSize=11, color=PALETTE["ceiling"]).encode(
+        x="GB:Q", y=alt.value(0), text="chip:N", tooltip=chip_tips)
+    # a title cannot read data, so a text mark carries the numbers
+    text = base.transform_calculate(
+        total="datum.Weights + datum.KV",
+        line=("'KV cache ' + format(datum.KV, ',.1f') + ' GB (' + format(datum.KV_GiB, "
+              "',.1f') + ' GiB) + weights ' + format(datum.Weights, ',.1f') + ' GB = ' + "
+              "format(datum.Weights + datum.KV, ',.1f') + ' GB' + (datum.beyond ? "
+              "'  (beyond the model\\'s context)' : '')"),
+    ).mark_text(align="left", baseline="top", dx=0, fontSize=13, fontWeight=600).encode(
+        x=alt.value(0), y=alt.value(8), text="line:N")
+    chart = (rules + labels + bars + text).add_params(model, context, batch, kv, weights)
+    return responsive(chart, 200, alt.Title(
+        "KV cache calculator", subtitle="weights + cache against each chip's memory "
+                                        "(dashed lines)"))

@@ -1,0 +1,357 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The KV cache
+#
+# **What this chapter does.** Every sequence being decoded keeps the keys and values of all
+# its earlier tokens, in every layer, so that attention does not recompute them. That cache
+# grows by one entry per layer per token, it has to sit in memory beside the weights, and
+# every decode step reads all of it. The essay sizes it for Llama 3.3 70B and concludes that
+# long context turns a bandwidth problem into a capacity problem. We recompute its numbers
+# from the model's `config.json`, check the formula against the cache llama.cpp actually
+# allocates, size the cache of a dozen models, and find where capacity starts to cap the
+# batch on five machines.
+#
+# For a layer that caches K and V per head, one token costs
+#
+# ```{math}
+# :label: eq-kv-per-token
+# \text{bytes per token} \;=\; 2 \times n_\text{kv heads} \times d_\text{head}
+#   \times n_\text{layers} \times \text{bytes per element}
+# ```
+#
+# where the 2 counts K and V. A sequence of $n$ tokens then holds, summing over layers
+# $\ell$ that may keep only a window $w_\ell$ of recent tokens,
+#
+# ```{math}
+# :label: eq-kv-cache
+# \text{cache}(n) \;=\; \sum_{\ell} 2\, n^{(\ell)}_\text{kv heads}\, d_\text{head}\,
+#   \min(n, w_\ell) \times \text{bytes per element}
+# ```
+#
+# Both are `napkin.kv_bytes_per_token` and `napkin.kv_cache_bytes`, which read any Hugging
+# Face `config.json`.
+
+# %% tags=["remove-cell"]
+import napkin
+from napkin import capacity, catalog, essay, kvcache, measure, models, tables
+from napkin.figures import kvcache as charts
+from napkin.prose import glue, glue_markdown
+from napkin.units import GB, KB, GiB, KiB
+
+# %% [markdown]
+# ## The essay's numbers, recomputed
+#
+# The essay reads Llama 3.3 70B's config as {glue:text}`layers:d` layers,
+# {glue:text}`heads:d` query heads, {glue:text}`kv_heads:d` KV heads and a head width of
+# {glue:text}`head_dim:d`; the config it links says the same (the file is
+# `data/models/Llama-3.3-70B.json`). At 16 bits that is
+# {glue:text}`per_token_bytes:,d` bytes per token: exactly {glue:text}`per_token_kib:.0f` KiB,
+# or {glue:text}`per_token_kb:.2f` KB. The same cache in every unit:
+
+# %%
+llama = catalog.config("Llama-3.3-70B")
+full = int(essay.claim("kv_full_context_tokens"))
+batch = int(essay.claim("kv_example_batch"))
+short = int(essay.claim("kv_example_context"))
+decimal_full, decimal_short = 128_000, 8_000  # "128k" and "8k" read as decimal thousands
+cases = [("one token", 1, 1), (f"one sequence of {full:,} tokens", full, 1),
+         (f"one sequence of {decimal_full:,} tokens", decimal_full, 1),
+         (f"{batch} sequences of {short:,} tokens", short, batch),
+         (f"{batch} sequences of {decimal_short:,} tokens", decimal_short, batch)]
+units = capacity.units_table(llama, cases)
+tables.styled(capacity.units_display(units), "kv-units-table", {
+    "case": "Llama 3.3 70B, 16-bit cache", "bytes": "Bytes", "binary": "Binary (KiB, GiB)",
+    "decimal": "Decimal (KB, GB)"})
+
+# %% tags=["remove-cell"]
+glue("layers", llama["num_hidden_layers"])
+glue("heads", llama["num_attention_heads"])
+glue("kv_heads", llama["num_key_value_heads"])
+glue("head_dim", kvcache.head_dim(llama))
+per_token = napkin.kv_bytes_per_token(llama)
+glue("per_token_bytes", per_token)
+glue("per_token_kib", per_token / KiB)
+glue("per_token_kb", per_token / KB)
+by_case = units.set_index("context_tokens")
+glue("full_tokens", full)
+glue("full_gb", by_case.loc[full, "GB"])
+glue("full_gib", by_case.loc[full, "GiB"])
+glue("full_128000_gb", by_case.loc[decimal_full, "GB"])
+glue("decimal_full", decimal_full)
+glue("decimal_short", decimal_short)
+glue("decimal_short_gb", by_case.loc[decimal_short, "GB"])
+glue("essay_full_gb", essay.claim("kv_full_context_gb"))
+glue("gib_vs_gb", GiB / GB - 1)
+glue("tokens_ratio", full / decimal_full - 1)
+glue("batch", batch)
+glue("short", short)
+glue("batch_gb", by_case.loc[short, "GB"])
+glue("batch_gib", by_case.loc[short, "GiB"])
+glue("essay_batch_gb", essay.claim("kv_batch32_8k_gb"))
+glue("h100_gb", essay.claim("h100_capacity"))
+
+# %% [markdown]
+# At the full {glue:text}`full_tokens:,d`-token context one sequence holds
+# {glue:text}`full_gb:.2f` GB, which the essay rounds to {glue:text}`essay_full_gb:.0f` GB.
+# Published figures for this very cache disagree for two reasons that the table separates:
+#
+# - **GiB against GB.** The same bytes are {glue:text}`full_gib:.2f` GiB. A figure printed
+#   by a tool that counts in GiB and read as GB comes out {glue:text}`gib_vs_gb:.1%` smaller.
+# - **Thousands against powers of two.** Taking "128k" as {glue:text}`decimal_full:,d`
+#   tokens instead of {glue:text}`full_tokens:,d` gives {glue:text}`full_128000_gb:.1f` GB,
+#   {glue:text}`tokens_ratio:.1%` less.
+#
+# The batch example lands on a round number: {glue:text}`batch:d` sequences of
+# {glue:text}`short:,d` tokens hold {glue:text}`batch_gb:.1f` GB, which is exactly
+# {glue:text}`batch_gib:.0f` GiB. The essay's {glue:text}`essay_batch_gb:.0f` GB is right, and
+# so is its point: the cache alone is more than an {glue:text}`h100_gb:.0f` GB H100 holds,
+# before the weights take any room. (Read "8k" as {glue:text}`decimal_short:,d` tokens and it
+# is {glue:text}`decimal_short_gb:.1f` GB, still more.)
+
+# %% [markdown]
+# ## What calculators get wrong
+#
+# Many online KV-cache calculators know only `hidden_size` and the layer count. For the
+# original Llama 2 7B that is right, because every query head has its own K and V head and
+# the head width is the hidden size divided by the heads. For almost every model since, it is
+# not. Here is every model in `data/models`, each from its own `config.json`, with the cache
+# one sequence needs at the context the model serves, beside what a hidden-size-only
+# calculator would say.
+
+# %%
+sizes = capacity.model_table()
+tables.styled(capacity.model_display(sizes), "kv-models-table", {
+    "model": "Model", "layout": "Cache layout", "per_token": "Per token (16-bit)",
+    "context": "Context (tokens)", "at_context": "At that context",
+    "at_context_gib": "(GiB)", "naive": "Hidden-size formula"})
+
+# %% tags=["remove-cell"]
+by_model = sizes.set_index("model")
+gpt = catalog.config("gpt-oss-120b")
+glue("gpt_head_dim", gpt["head_dim"])
+glue("gpt_hidden_over_heads", gpt["hidden_size"] / gpt["num_attention_heads"])
+glue("gpt_window", gpt["sliding_window"])
+glue("gpt_naive_x", by_model.loc["gpt-oss-120b", "naive_at_context_bytes"]
+     / by_model.loc["gpt-oss-120b", "kv_at_context_bytes"])
+mistral = catalog.config("Mistral-7B-v0.1")
+glue("mistral_window", mistral["sliding_window"])
+glue("mistral_gb", by_model.loc["Mistral-7B-v0.1", "kv_at_context_bytes"] / GB)
+deepseek = catalog.config("DeepSeek-V3")
+glue("ds_latent", deepseek["kv_lora_rank"])
+glue("ds_rope", deepseek["qk_rope_head_dim"])
+glue("ds_heads", deepseek["num_attention_heads"])
+glue("ds_naive_x", by_model.loc["DeepSeek-V3", "naive_at_context_bytes"]
+     / by_model.loc["DeepSeek-V3", "kv_at_context_bytes"])
+qwen = catalog.config("Qwen2.5-7B-Instruct")
+glue("qwen_window", qwen["sliding_window"])
+gpt_context = kvcache.context_limit(gpt)
+gpt_llamacpp = measure.kvalloc.llama_cpp_cache_bytes(gpt, gpt_context)
+glue("ubatch", measure.kvalloc.LLAMA_CPP_UBATCH)
+glue("page", measure.kvalloc.CELL_PADDING)
+glue_markdown("iswa_link", f"[its allocator]({measure.kvalloc.LLAMA_CPP_ISWA_SOURCE})")
+glue("gpt_llamacpp_gb", gpt_llamacpp / GB)
+glue("gpt_formula_gb", by_model.loc["gpt-oss-120b", "kv_at_context_bytes"] / GB)
+glue("gpt_margin", gpt_llamacpp / by_model.loc["gpt-oss-120b", "kv_at_context_bytes"] - 1)
+
+# %% [markdown]
+# Four things separate the two columns, and `napkin.kvcache` handles each from the config:
+#
+# - **Grouped-query attention** (`num_key_value_heads`) {cite}`ainslie2023gqa`: Llama 3 and
+#   Qwen2.5 cache a handful of KV heads, each shared by a group of query heads. Chapter 5 is
+#   about this.
+# - **An explicit `head_dim`**: gpt-oss's heads are {glue:text}`gpt_head_dim:d` wide although
+#   its hidden size divided by its heads is {glue:text}`gpt_hidden_over_heads:.0f`.
+# - **Sliding windows** {cite}`jiang2023mistral`: every layer of Mistral 7B keeps only the last
+#   {glue:text}`mistral_window:,d` tokens, so its cache stops growing at
+#   {glue:text}`mistral_gb:.2f` GB; every other layer of gpt-oss keeps
+#   {glue:text}`gpt_window:d` tokens. Together with the narrow heads, a hidden-size calculator
+#   overstates gpt-oss-120b's cache {glue:text}`gpt_naive_x:.0f`-fold. The trap runs the other
+#   way too: Qwen2.5's config carries a `sliding_window` of {glue:text}`qwen_window:,d` tokens
+#   but switches it off with `use_sliding_window: false`, and a calculator that sees the field
+#   and applies it is wrong.
+# - **Multi-head latent attention** {cite}`deepseek2024v2`: DeepSeek-V3 caches, per layer,
+#   one compressed latent of {glue:text}`ds_latent:d` values and a rope key of
+#   {glue:text}`ds_rope:d`, instead of K and V for each of its {glue:text}`ds_heads:d` heads;
+#   the hidden-size formula is {glue:text}`ds_naive_x:.0f` times too large.
+#
+# A layer type the module cannot size (a recurrent or linear-attention layer, whose state
+# does not grow with the context) is an error that says so, not a guess.
+#
+# Engines add margins of their own to windowed layers. llama.cpp keeps, per windowed layer,
+# the window plus one micro-batch of {glue:text}`ubatch:d` tokens, rounded up to whole
+# pages of {glue:text}`page:d` cells ({glue:md}`iswa_link` is the source): for gpt-oss-120b at its full context it reserves {glue:text}`gpt_llamacpp_gb:.3f`
+# GB where the formula counts {glue:text}`gpt_formula_gb:.3f` GB, {glue:text}`gpt_margin:.1%`
+# more. The margin matters only at short contexts, where the window is most of the cache.
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-kv-models",
+    chart=charts.model_sizes(sizes),
+    caption="The KV cache of one sequence at each model's full context, from its config.json, "
+            "against a calculator that knows only the hidden size and the layer count.",
+    source="Model configs in data/models (research notes, with each model's config.json); "
+           "computed by napkin.kv_cache_bytes.",
+)
+
+# %% [markdown]
+# ## The formula against llama.cpp
+#
+# A formula is only as good as its agreement with what an engine allocates. When llama.cpp
+# creates a context it reserves the whole cache at once and logs its size in MiB, to two
+# decimals. The cell below builds tiny synthetic models of several shapes (multi-head,
+# grouped and multi-query attention; head widths that are and are not the hidden size over
+# the heads; {glue:text}`alloc_min_layers:d` to {glue:text}`alloc_max_layers:d` layers), asks
+# llama.cpp for a context with a 16-bit and with a `q8_0` cache
+# ({glue:text}`q8_block_bytes:.0f` bytes per {glue:text}`q8_block:d` values, which needs flash
+# attention for V), and reads the allocation back. Two details keep the comparison exact
+# rather than approximate: llama.cpp rounds the context up to whole pages of
+# {glue:text}`cell_page:d` cells, so the cell count is read from its log, not assumed; and each
+# context length is chosen so that the cache is a whole number of quarter MiB, which two
+# decimals print without loss.
+
+# %% tags=["remove-cell"]
+shapes_checked = measure.kvalloc.case_table()
+glue("alloc_min_layers", int(shapes_checked["layers"].min()))
+glue("alloc_max_layers", int(shapes_checked["layers"].max()))
+glue("q8_block", kvcache.KV_BLOCK["q8_0"])
+glue("cell_page", measure.kvalloc.CELL_PADDING)
+glue("q8_block_bytes", float(kvcache.dtype_bytes("q8_0") * kvcache.KV_BLOCK["q8_0"]))
+
+# %% tags=["nbval-ignore-output"]
+allocations = measure.kvalloc.live_compare()
+glue_markdown("alloc_sentence", measure.kvalloc.sentence(allocations))
+measure.kvalloc.shown(allocations)
+
+# %% [markdown]
+# {glue:md}`alloc_sentence` The same comparison runs in the test suite
+# (`tests/test_kvalloc.py`), so a change in either the formula or llama.cpp's allocator that
+# breaks the agreement fails the build.
+
+# %% [markdown]
+# ## How many sequences fit
+#
+# The cache has to share memory with the weights. The table counts the sequences of a given
+# length whose caches fit beside them, with every model's weights at
+# {glue:text}`weight_bits:.0f` bits (FP8) and the cache at 16 bits, on five machines. For the
+# B200 it uses the {glue:text}`b200_gb:.0f` GB the shipping part exposes, not the
+# {glue:text}`b200_announced_gb:.0f` GB announced; for the M2 Ultra, its largest
+# configuration. Cells say why a number is missing: the weights alone do not fit, or the
+# context is longer than the model serves.
+
+# %%
+chips = capacity.chip_table()
+tables.styled(capacity.chip_display(chips), "kv-chips-table", {
+    "chip": "Chip", "capacity": "Memory", "which": "Figure", "bandwidth": "Bandwidth"})
+
+# %%
+fits = capacity.max_batch_table()
+grid = capacity.max_batch_grid(fits).assign(
+    context_tokens=lambda d: d["context_tokens"].map("{:,}".format))
+tables.styled(grid, "kv-max-batch-table", {"model": "Model",
+                                           "context_tokens": "Context per sequence",
+                                           **{c: c for c in capacity.CHIPS}})
+
+# %% tags=["remove-cell"]
+from napkin import hardware
+
+glue("weight_bits", models.bits_per_weight(capacity.WEIGHTS))
+glue("b200_gb", kvcache.usable_capacity_bytes(hardware.chip("B200")) / GB)
+glue("b200_announced_gb", hardware.chip("B200").specs["memory_capacity_GB"])
+cell = fits.set_index(["model", "chip", "context_tokens"])["max_batch"]
+glue("llama_h100_short", int(cell[("Llama-3.3-70B", "H100 SXM", capacity.CONTEXTS[0])]))
+glue("llama_b200_long", int(cell[("Llama-3.3-70B", "B200", capacity.CONTEXTS[-1])]))
+glue("short_ctx", capacity.CONTEXTS[0])
+glue("long_ctx", capacity.CONTEXTS[-1])
+glue("gpt_fp8_gb", catalog.weight_bytes("gpt-oss-120b", "FP8") / GB)
+glue("gpt_mxfp4_gb", catalog.weight_bytes("gpt-oss-120b", "MXFP4") / GB)
+glue("gpt20_h100_long", int(cell[("gpt-oss-20b", "H100 SXM", capacity.CONTEXTS[-1])]))
+glue("llama8_h100_long", int(cell[("Llama-3.1-8B", "H100 SXM", capacity.CONTEXTS[-1])]))
+
+# %% [markdown]
+# Llama 3.3 70B leaves an H100 room for {glue:text}`llama_h100_short:d` sequences of
+# {glue:text}`short_ctx:,d` tokens, and even a B200 holds only
+# {glue:text}`llama_b200_long:d` at {glue:text}`long_ctx:,d`. Architecture moves these numbers
+# more than the chip does: at the full context an H100 holds
+# {glue:text}`gpt20_h100_long:d` sequences of gpt-oss-20b (windowed layers, narrow heads) but
+# {glue:text}`llama8_h100_long:d` of Llama 3.1 8B, a model of similar size. One caveat on the
+# uniform 8-bit weights: gpt-oss ships its experts in MXFP4, at which gpt-oss-120b's weights
+# are about {glue:text}`gpt_mxfp4_gb:.0f` GB rather than {glue:text}`gpt_fp8_gb:.0f` GB and do
+# fit on an H100; the calculator at the end of the chapter takes any format.
+
+# %% [markdown]
+# ## From bandwidth to capacity
+#
+# Chapter 3's roofline says decode stops being limited by memory bandwidth once enough
+# sequences share each read of the weights: about {glue:text}`h100_crossover:.0f` on an
+# H100 (dense 16-bit FLOP/s over bandwidth). Below that batch, every extra sequence is nearly
+# free throughput. The chart sets that crossover (dashed) against the largest batch that
+# fits in memory (solid), as the context grows.
+
+# %% tags=["hide-input"]
+curves = capacity.batch_limit_curves()
+essay_point = {"context_tokens": short, "max_batch": batch,
+               "label": f"the essay's example: {batch} sequences of {short:,} tokens",
+               "kv_GB": by_case.loc[short, "GB"]}
+napkin.Figure(
+    name="fig-kv-capacity-turn",
+    chart=charts.capacity_turn(curves, essay_point, "Llama-3.3-70B"),
+    caption="Where a chip's solid line runs below its dashed crossover, memory capacity, not "
+            "compute, caps the batch, and decode stays bandwidth-bound. Pick another model "
+            "from the menu.",
+    source="Capacity and bandwidth from data/hardware_specs.csv (B200 as shipped); dense "
+           "16-bit FLOP/s for the crossover; models from data/models; computed by "
+           "napkin.capacity.",
+)
+
+# %% tags=["remove-cell"]
+glue("h100_crossover", capacity.crossover_batch("H100 SXM"))
+glue("h200_turn", capacity.capacity_turn(curves, "Llama-3.3-70B", "H200"))
+glue("h100_turn", capacity.capacity_turn(curves, "Llama-3.3-70B", "H100 SXM"))
+h100_at_turn = curves[(curves["model"] == "Llama-3.3-70B") & (curves["chip"] == "H100 SXM")]
+glue("h100_batch_at_shortest", int(h100_at_turn["max_batch"].iloc[0]))
+
+# %% [markdown]
+# For Llama 3.3 70B on an H100 the solid line never reaches the crossover: even at
+# {glue:text}`h100_turn:,d` tokens per sequence only {glue:text}`h100_batch_at_shortest:d`
+# sequences fit, so a single H100 serving this model is bandwidth-bound at any context. On an
+# H200 the two lines cross near {glue:text}`h200_turn:,d` tokens; beyond that, a longer
+# context means a smaller batch, a smaller batch means less reuse of each weight read, and
+# decode slides back down the roofline. That is the essay's sentence, drawn: long context
+# turns a bandwidth problem into a capacity problem.
+
+# %% [markdown]
+# ## Your own numbers
+#
+# Pick a model, a context, a batch, a cache type and a weight format; the bar shows weights
+# and cache against each machine's memory. The cache uses the same formula as
+# `napkin.kv_cache_bytes`, windows included, evaluated in the page.
+
+# %% tags=["hide-input"]
+dtypes = {name: float(kvcache.dtype_bytes(name)) for name in ("f16", "fp8", "q8_0", "q4_0")}
+formats = {name: models.bits_per_weight(name) / 8 for name in ("FP8", "BF16", "Q4_0", "MXFP4")}
+napkin.Figure(
+    name="fig-kv-calculator",
+    chart=charts.calculator(capacity.calculator_rows(), chips, dtypes, formats,
+                            "Llama-3.3-70B", short, batch),
+    caption="Weights plus KV cache for any model in data/models, against the memory of "
+            f"{len(chips)} machines. Starts at the essay's example: Llama 3.3 70B, {batch} "
+            f"sequences of {short:,} tokens.",
+    source="Models from data/models; capacities from data/hardware_specs.csv; formula of "
+           "napkin.kv_cache_bytes.",
+)

@@ -1,0 +1,214 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Grouped-query attention
+#
+# **What this chapter does.** In multi-head attention (MHA) every query head has its own key
+# and value head, and all of them are cached. Grouped-query attention (GQA) lets a group of
+# query heads share one K and V head; multi-query attention (MQA) shares a single one among
+# all {cite}`ainslie2023gqa`. The essay credits GQA with an
+# {glue:text}`essay_cut:.0f`-fold cut in KV traffic and footprint, "why 128k contexts are
+# servable at all". We put the three layouts of one 70B model side by side, predict how decode
+# speed falls with context depth for each, and then measure that fall with llama.cpp on two
+# synthetic models that differ only in their KV heads.
+#
+# At batch one a decode step reads every weight once and the whole cache once, so the napkin
+# of chapter 1 becomes, at a context depth of $d$ tokens,
+#
+# ```{math}
+# :label: eq-decode-at-depth
+# \text{tokens/s} \;\le\; \frac{\text{bandwidth}}{\text{weight bytes} \;+\;
+#   \text{cache}(d)}
+# ```
+#
+# with $\text{cache}(d)$ from {eq}`eq-kv-cache`. The cache term grows linearly with depth and
+# with the number of KV heads; the weight term does not move.
+
+# %% tags=["remove-cell"]
+import napkin
+from napkin import catalog, essay, gqa, hardware, kvcache, measure, tables
+from napkin.figures import gqa as charts
+from napkin.prose import glue, glue_markdown
+from napkin.units import GB, MB, GiB, MiB
+
+# %% [markdown]
+# ## Three layouts of one model
+#
+# Take Llama 3.3 70B's shape and change only its KV heads: one per query head (MHA), the
+# {glue:text}`kv_heads:d` it has (GQA), or a single one (MQA). The weights are held at
+# {glue:text}`weights_gb:.1f` GB (8-bit) for all three, so that only the cache differs.
+
+# %%
+llama = catalog.config("Llama-3.3-70B")
+weights = catalog.weight_bytes("Llama-3.3-70B", "FP8")
+full = int(essay.claim("kv_full_context_tokens"))
+layouts = gqa.variant_table(llama, full, weights, depths=(8192, 32768, full))
+tables.styled(gqa.variant_display(layouts, depths=(8192, 32768, full)), "gqa-variants-table", {
+    "variant": "Attention", "kv_heads": "KV heads", "per_token": "Cache per token",
+    "at_context": f"One sequence at {full:,} tokens",
+    **{f"read_{d}": f"Read per token, {d:,} deep" for d in (8192, 32768, full)}})
+
+# %% tags=["remove-cell"]
+row = layouts.set_index("variant")
+glue("essay_cut", essay.claim("gqa_cut"))
+glue("kv_heads", llama["num_key_value_heads"])
+glue("weights_gb", weights / GB)
+glue("mha_token_mb", row.loc["MHA", "kv_per_token_bytes"] / MB)
+glue("mha_token_mib", row.loc["MHA", "kv_per_token_bytes"] / MiB)
+glue("essay_mha_mib", essay.claim("mha_per_token_mib"))
+glue("mha_full_gb", row.loc["MHA", "kv_at_context_bytes"] / GB)
+glue("mha_full_gib", row.loc["MHA", "kv_at_context_bytes"] / GiB)
+glue("essay_mha_gb", essay.claim("mha_128k_gb"))
+glue("cut", row.loc["MHA", "kv_per_token_bytes"] / row.loc["GQA", "kv_per_token_bytes"])
+glue("full_tokens", full)
+step_cut = row.loc["MHA", f"read_at_{full}_bytes"] / row.loc["GQA", f"read_at_{full}_bytes"]
+glue("step_cut", step_cut)
+read_full = row[f"read_at_{full}_bytes"]
+glue("mqa_vs_gqa", read_full["GQA"] / read_full["MQA"])
+
+# %% [markdown]
+# Full multi-head attention needs {glue:text}`mha_token_mb:.2f` MB per token, which is
+# {glue:text}`mha_token_mib:.2f` MiB; the essay's {glue:text}`essay_mha_mib:.2f` MiB is neither
+# (it is the KiB figure divided by a thousand, see the [errata](../book/errata.ipynb)). One
+# sequence at {glue:text}`full_tokens:,d` tokens would hold {glue:text}`mha_full_gb:.1f` GB
+# ({glue:text}`mha_full_gib:.0f` GiB), the essay's {glue:text}`essay_mha_gb:.0f` GB. GQA cuts
+# the cache {glue:text}`cut:.0f`-fold, exactly as stated. What a decode step reads falls by
+# less, {glue:text}`step_cut:.1f`-fold at that depth, because the weights are read either way;
+# and going further to MQA saves only another {glue:text}`mqa_vs_gqa:.2f`x, since by then the
+# weights dominate.
+
+# %% [markdown]
+# ## Decode at depth, on paper
+#
+# Spread over every depth, on an H200 (the smallest of the essay's machines that holds these
+# weights with room to spare), the ceiling of {eq}`eq-decode-at-depth` looks like this. Each
+# line is solid while weights and cache fit in the chip's memory.
+
+# %% tags=["hide-input"]
+h200 = hardware.chip("H200")
+capacity_bytes = kvcache.usable_capacity_bytes(h200)
+ceiling = gqa.decode_at_depth(gqa.variants(llama), weights, h200.bandwidth_bytes_per_s,
+                              gqa.depth_grid(full), capacity_bytes)
+napkin.Figure(
+    name="fig-gqa-decode-depth",
+    chart=charts.decode_at_depth(ceiling, "H200", capacity_bytes / GB),
+    caption="The napkin ceiling of one sequence falls as its context deepens; with one KV head "
+            "per query head it falls fastest and soon stops fitting at all.",
+    source="Llama 3.3 70B config (data/models) with its KV heads varied; H200 bandwidth and "
+           "memory from data/hardware_specs.csv; computed by napkin.gqa.",
+)
+
+# %% tags=["remove-cell"]
+at = ceiling.set_index(["variant", "depth_tokens"])
+variants = gqa.variants(llama)
+glue("mha_equal_depth", gqa.depth_where_cache_equals_weights(variants["MHA"], weights))
+glue("gqa_equal_depth", gqa.depth_where_cache_equals_weights(variants["GQA"], weights))
+glue("tg_empty", at.loc[("GQA", 0), "tokens_per_s"])
+glue("tg_gqa_full", at.loc[("GQA", full), "tokens_per_s"])
+glue("tg_mqa_full", at.loc[("MQA", full), "tokens_per_s"])
+glue("mha_fit_depth", kvcache.max_context(variants["MHA"], capacity_bytes, weights))
+glue("h200_gb", capacity_bytes / GB)
+
+# %% [markdown]
+# Three readings of the chart. With an empty context all three layouts share the same
+# ceiling, {glue:text}`tg_empty:.0f` tokens/s, because only the weights are read. The MHA
+# cache outweighs the weights from {glue:text}`mha_equal_depth:,d` tokens on; for the GQA model
+# that point, {glue:text}`gqa_equal_depth:,d` tokens, lies beyond the context it serves. And
+# the MHA model runs out of the H200's {glue:text}`h200_gb:.0f` GB at
+# {glue:text}`mha_fit_depth:,d` tokens of a single sequence, while GQA still decodes at
+# {glue:text}`tg_gqa_full:.0f` tokens/s at {glue:text}`full_tokens:,d` (MQA:
+# {glue:text}`tg_mqa_full:.0f`). That is the essay's "why 128k contexts are servable at all",
+# in numbers.
+
+# %% [markdown]
+# ## Measured here
+#
+# The prediction can be tested on any machine. The two models below are synthetic llama
+# models written by `napkin.measure` with random weights (speed does not depend on their
+# values): the same layers, hidden size and query heads, one with a KV head per query head and
+# one with {glue:text}`synthetic_group:d` query heads per KV head. The GQA model's
+# feed-forward block is widened by exactly the weights its smaller K and V projections save,
+# so both hold the same bytes of weights. A narrow feed-forward block and few layers make the
+# cache large beside the weights already a few thousand tokens deep.
+
+# %%
+plan = measure.depth.plan_from_env()
+measure.depth.shown_models(plan)
+
+# %% tags=["remove-cell"]
+pair_by = measure.depth.models_table(plan).set_index("attention")
+glue("synthetic_group", int(pair_by.loc["GQA", "heads"] // pair_by.loc["GQA", "kv_heads"]))
+glue_markdown("mode", plan.mode)
+glue("n_gen", plan.n_gen)
+glue("reps", plan.reps)
+glue("depth_max", max(plan.depths))
+
+# %% [markdown]
+# The cell below measures what `llama-bench -d` measures, in the {glue:md}`mode` plan: at each
+# depth up to {glue:text}`depth_max:,d` tokens the cache is filled, then
+# {glue:text}`n_gen:d` tokens are generated and timed, {glue:text}`reps:d` times
+# (`NAPKIN_DEPTH=full` measures more depths; `python -m napkin depth` does the same from a
+# shell). Flash attention is off, so that attention reads the cache through llama.cpp's
+# ordinary matrix kernels.
+
+# %% tags=["nbval-ignore-output"]
+live = measure.depth.live(plan)
+glue_markdown("live_depth_sentence", measure.depth.sentence(live))
+measure.depth.shown(live)
+
+# %% [markdown]
+# {glue:md}`live_depth_sentence`
+
+# %% tags=["hide-input", "nbval-ignore-output"]
+napkin.Figure(
+    name="fig-gqa-live-depth",
+    chart=charts.live_vs_prediction(measure.depth.prediction(plan), measure.depth.relative(live),
+                                    measure.who(live)),
+    caption="Decode speed relative to an empty context. The dashed lines are the napkin's "
+            "prediction from bytes alone; the points are llama.cpp on the machine that built "
+            f"this page ({measure.who(live)}).",
+    source="Live: napkin.measure.depth (synthetic models, llama.cpp, memory probe); "
+           "prediction: napkin.kv_cache_bytes and the models' tensor bytes.",
+    live=True,
+)
+
+# %% [markdown]
+# Read the chart by its two slopes and by the gap between them. On a CPU the share of the
+# ceiling reached varies from run to run with whatever else the machine is doing (the table
+# gives both), and both models can fall faster than their bytes alone predict: scoring each
+# cached token costs arithmetic for every query head, the two models have the same query
+# heads, and so that cost slows them alike. What the KV heads change is the bytes, so the
+# number to hold against the napkin is the ratio of the two speeds at the deepest depth,
+# which the sentence above gives beside its prediction.
+
+# %% [markdown]
+# ## What was checked
+#
+# The cache formula of chapter 4 was compared with llama.cpp's own allocation for these
+# shapes, with a 16-bit and a `q8_0` cache each, and agreed to the byte
+# (`tests/test_kvalloc.py` repeats it):
+
+# %%
+tables.styled(measure.kvalloc.case_table(), "gqa-checked-shapes-table", {
+    "case": "Shape", "attention": "Attention", "layers": "Layers", "heads": "Query heads",
+    "kv_heads": "KV heads", "head_dim": "Head dim", "kv_dtype": "Cache type",
+    "batch": "Sequences", "kv_bytes_per_token": "Bytes per token"})
+
+# %% [markdown]
+# And this machine's decode speed at each depth, for the MHA and the GQA model, is the table
+# under "Measured here" above.

@@ -1,0 +1,105 @@
+"""What fits where (chapter 4) and MHA, GQA, MQA at depth (chapter 5)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from napkin import capacity, catalog, errata, gqa, hardware, kv_cache_bytes, kvcache
+from napkin.units import GB, GiB
+
+LLAMA = "Llama-3.3-70B"
+
+
+def test_units_table_shows_one_cache_in_every_unit():
+    df = capacity.units_table(catalog.config(LLAMA), [("full", 131_072, 1)])
+    row = df.iloc[0]
+    assert row["bytes"] == 42_949_672_960 and row["GiB"] == 40
+    assert row["GB"] == pytest.approx(42.95, abs=0.005)
+    shown = capacity.units_display(df).iloc[0]
+    assert shown["binary"] == "40.00 GiB" and shown["decimal"] == "42.95 GB"
+
+
+def test_naive_formula_agrees_only_for_plain_mha():
+    table = capacity.model_table().set_index("model")
+    mha = table.loc["Llama-2-7B"]
+    assert mha["naive_at_context_bytes"] == mha["kv_at_context_bytes"]
+    for model in ("Llama-3.3-70B", "gpt-oss-120b", "Mistral-7B-v0.1", "DeepSeek-V3"):
+        naive, right = table.loc[model, ["naive_at_context_bytes", "kv_at_context_bytes"]]
+        assert naive > 4 * right, model
+    assert "windowed" in table.loc["gpt-oss-120b", "layout"]
+    assert table.loc["DeepSeek-V3", "layout"].startswith("MLA")
+
+
+def test_max_batch_table_says_why_a_cell_is_empty():
+    t = capacity.max_batch_table().set_index(["model", "chip", "context_tokens"])
+    assert t.loc[("Llama-3.3-70B", "H100 SXM", 8192), "max_batch"] == 3
+    assert math.isnan(t.loc[("Llama-2-7B", "H200", 8192), "max_batch"])  # beyond its 4k
+    assert not t.loc[("DeepSeek-V3", "B200", 4096), "weights_fit"]
+    assert t.loc[("DeepSeek-V3", "B200", 4096), "max_batch"] == 0
+    grid = capacity.max_batch_grid(capacity.max_batch_table()).set_index(
+        ["model", "context_tokens"])
+    assert grid.loc[("DeepSeek-V3", 4096), "B200"] == "weights do not fit"
+    assert grid.loc[("Llama-2-7B", 8192), "H100 SXM"] == "beyond its context"
+    assert list(grid.columns) == list(capacity.CHIPS)
+
+
+def test_crossover_is_the_essays_ridge_and_capacity_turns_it():
+    assert capacity.crossover_batch("H100 SXM") == pytest.approx(989 / 3.35)
+    with pytest.raises(ValueError, match="no dense 16-bit"):
+        capacity.crossover_batch("DGX Spark")
+    curves = capacity.batch_limit_curves([LLAMA])
+    assert capacity.capacity_turn(curves, LLAMA, "H100 SXM") == curves["context_tokens"].min()
+    turn = capacity.capacity_turn(curves, LLAMA, "H200")
+    h200 = curves[(curves["chip"] == "H200")].set_index("context_tokens")
+    assert h200.loc[turn, "max_batch"] < h200.loc[turn, "crossover_batch"]
+    assert h200.loc[turn // 2, "max_batch"] >= h200.loc[turn // 2, "crossover_batch"]
+
+
+def test_calculator_rows_reproduce_the_formula():
+    """The page's calculator evaluates this linear form; it must equal kv_cache_bytes."""
+    for _, r in capacity.calculator_rows().iterrows():
+        cfg = catalog.config(r["model"])
+        for n in (1024, 4096, 131_072):
+            elements = r["full_elements"] * n + r["windowed_elements"] * min(n, r["window"])
+            assert elements * 2 * 3 == kv_cache_bytes(cfg, n, 3), r["model"]
+
+
+def test_gqa_variants_scale_with_kv_heads():
+    llama = catalog.config(LLAMA)
+    table = gqa.variant_table(llama, 131_072, 70e9).set_index("variant")
+    assert table.loc["MHA", "kv_per_token_bytes"] == 8 * table.loc["GQA", "kv_per_token_bytes"]
+    assert table.loc["GQA", "kv_per_token_bytes"] == 8 * table.loc["MQA", "kv_per_token_bytes"]
+    assert table.loc["MHA", "kv_at_context_bytes"] / GiB == 320
+    assert table.loc["GQA", "read_at_131072_bytes"] == 70e9 + 40 * GiB
+    with pytest.raises(ValueError, match="MLA"):
+        gqa.variants(catalog.config("DeepSeek-V3"))
+    with pytest.raises(ValueError, match="start from a GQA model"):
+        gqa.variants(catalog.config("Llama-2-7B"))
+
+
+def test_decode_at_depth_falls_and_stops_fitting():
+    llama = catalog.config(LLAMA)
+    h200 = hardware.chip("H200")
+    df = gqa.decode_at_depth(gqa.variants(llama), 70.55e9, h200.bandwidth_bytes_per_s,
+                             gqa.depth_grid(131_072), 141e9)
+    for variant, rows in df.groupby("variant"):
+        assert rows["tokens_per_s"].is_monotonic_decreasing
+    first = df[df["depth_tokens"] == 0]["tokens_per_s"]
+    assert first.nunique() == 1 and first.iloc[0] == pytest.approx(4.8e12 / 70.55e9)
+    assert not df[(df["variant"] == "MHA") & (df["depth_tokens"] == 131_072)]["fits"].iloc[0]
+    assert df[(df["variant"] == "GQA") & (df["depth_tokens"] == 131_072)]["fits"].iloc[0]
+    assert gqa.depth_where_cache_equals_weights(llama, 327_680 * 1000) == 1000
+    with pytest.raises(ValueError, match="bandwidth"):
+        gqa.decode_at_depth(gqa.variants(llama), 1e9, -1, [0])
+
+
+def test_errata_of_the_kv_section():
+    found = errata.all_errata().set_index("topic")
+    mha = found.loc["Full multi-head attention: cache per token"]
+    assert mha["verdict"] == "unit slip" and mha["conclusion_holds"]
+    assert found.loc["GQA's cut in KV footprint and traffic", "verdict"] == "agrees"
+    assert found.loc["Llama 3.3 70B: batch 32 at 8k against an 80 GB H100", "conclusion_holds"]
+    per_token = found.loc["Llama 3.3 70B: KV cache per token at FP16"]
+    assert per_token["verdict"] == "agrees"
