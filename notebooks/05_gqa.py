@@ -185,6 +185,7 @@ napkin.Figure(
     source="Live: napkin.measure.depth (synthetic models, llama.cpp, memory probe); "
            "prediction: napkin.kv_cache_bytes and the models' tensor bytes.",
     live=True,
+    machine=measure.who(live),
 )
 
 # %% [markdown]

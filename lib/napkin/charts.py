@@ -39,9 +39,13 @@ FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, s
 def napkin_theme() -> alt.theme.ThemeConfig:
     """Quiet, legible defaults that survive a phone screen and a projector."""
     return {
+        # room on the right for the last tick label, which Vega centres on the plot's edge
+        "padding": {"left": 5, "top": 5, "right": 18, "bottom": 5},
         "config": {
             "font": FONT,
             "view": {"stroke": None, "continuousHeight": 320},
+            # the first and last tick labels stay inside the plot (no clipping on a phone)
+            "axisX": {"labelFlush": True},
             "axis": {"labelFontSize": 12, "titleFontSize": 12, "gridColor": "#e6e3de",
                      "domainColor": "#8a8378", "tickColor": "#8a8378"},
             "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "bottom",
@@ -65,10 +69,11 @@ def responsive(chart, height: int, title: alt.Title):
     return chart.properties(width="container", height=height, title=title)
 
 
-def bar_labels(base: alt.Chart, field: str, fmt: str, longest: float) -> alt.LayerChart:
+def bar_labels(base: alt.Chart, field: str, fmt: str, inside_from: float) -> alt.LayerChart:
     """Value labels for horizontal bars that never leave the plot, even on a phone:
-    inside the end of a long bar (white), just past the end of a short one."""
-    inside = float(longest) * 0.5
+    inside the end of a bar at least ``inside_from`` long (white), past the end of a
+    shorter one. On a linear axis half the longest bar is a good ``inside_from``."""
+    inside = float(inside_from)
     text = alt.Text(f"{field}:Q", format=fmt)
     within = base.transform_filter(f"datum['{field}'] >= {inside}").mark_text(
         align="right", dx=-4, fontWeight=600, color="white").encode(text=text)

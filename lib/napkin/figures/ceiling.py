@@ -51,7 +51,7 @@ def essay_bars(table: pd.DataFrame) -> alt.Chart:
     )
     bars = base.mark_bar().encode(color=alt.Color(
         "kind:N", title=None, scale=alt.Scale(range=[PALETTE["ceiling"], PALETTE["apple"]])))
-    text = bar_labels(base, "tokens_per_s", ".1f", df["tokens_per_s"].max())
+    text = bar_labels(base, "tokens_per_s", ".1f", df["tokens_per_s"].max() / 2)
     return responsive(bars + text, 30 * len(df), alt.Title(
         "Napkin ceiling vs measured decode, Llama-2-7B Q4_0",
         subtitle="tokens/s at tg128; ceiling = bandwidth / model file size"))

@@ -156,10 +156,10 @@ def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float]
     # a title cannot read data, so a text mark carries the numbers
     text = base.transform_calculate(
         total="datum.Weights + datum.KV",
-        line=("'KV cache ' + format(datum.KV, ',.1f') + ' GB (' + format(datum.KV_GiB, "
-              "',.1f') + ' GiB) + weights ' + format(datum.Weights, ',.1f') + ' GB = ' + "
+        line=("['KV cache ' + format(datum.KV, ',.1f') + ' GB (' + format(datum.KV_GiB, "
+              "',.1f') + ' GiB)', '+ weights ' + format(datum.Weights, ',.1f') + ' GB = ' + "
               "format(datum.Weights + datum.KV, ',.1f') + ' GB' + (datum.beyond ? "
-              "'  (beyond the model\\'s context)' : '')"),
+              "' (beyond the model\\'s context)' : '')]"),  # two lines: fits a phone
     ).mark_text(align="left", baseline="top", dx=0, fontSize=13, fontWeight=600).encode(
         x=alt.value(0), y=alt.value(8), text="line:N")
     chart = (rules + labels + bars + text).add_params(model, context, batch, kv, weights)

@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ..charts import PALETTE, responsive
+from ..charts import PALETTE, bar_labels, responsive
 from ..roofline import (OTHER_FLOPS, Model, Roof, attainable_flops, batch_to_ridge,
                         context_limit)
 from ..units import TFLOPS
@@ -103,8 +103,7 @@ def ridge_bars(table: pd.DataFrame, marks: pd.DataFrame) -> alt.Chart:
         "flops_kind:N", title="FLOP/s figure", sort=kinds,
         scale=alt.Scale(domain=kinds, range=[KIND_COLORS[k] for k in kinds]),
         legend=alt.Legend(columns=1, labelLimit=400)))
-    text = base.mark_text(align="left", dx=4, fontSize=11).encode(
-        text=alt.Text("ridge_flop_per_byte:Q", format=",.0f"))
+    text = bar_labels(base, "ridge_flop_per_byte", ",.0f", 300)  # log axis: from 300 up
     rules = alt.Chart(marks).mark_rule(color=PALETTE["ceiling"], strokeDash=[4, 3]).encode(
         x="intensity:Q", tooltip=[alt.Tooltip("label:N", title="Workload"),
                                   alt.Tooltip("intensity:Q", title="FLOP/byte", format=",.0f")])
@@ -241,12 +240,12 @@ def batch_explorer(model: Model, roof: Roof, batch: int, context: int,
     per_seq_flops = f"(2 * {c['P']} + {c['A']} * context)"
     per_seq_bytes = f"({c['K']} * context)"
     need = f"ceil({c['R']} * {c['W']} / ({per_seq_flops} - {c['R']} * {per_seq_bytes}))"
-    readout = alt.ExprRef(
-        f"format({intensity('batch')}, ',.1f') + ' FLOP/byte, ' + "
-        f"format(batch / {step_s('batch')}, ',.0f') + ' tok/s, ' + "
+    readout = alt.ExprRef(  # two lines, so the readout fits a phone
+        f"[format({intensity('batch')}, ',.1f') + ' FLOP/byte, ' + "
+        f"format(batch / {step_s('batch')}, ',.0f') + ' tok/s,', "
         f"({intensity('batch')} >= {c['R']} ? 'compute-bound' : 'memory-bound') + "
         f"'; ridge ' + ({per_seq_flops} > {c['R']} * {per_seq_bytes} ? "
-        f"'reached at batch ' + format({need}, ',') : 'never reached at this context')")
+        f"'at batch ' + format({need}, ',') : 'never reached here')]")
     return responsive((curve + ridge + here).add_params(b_param, c_param), 320,
                       alt.Title(readout, subtitle=f"{model.name} on {roof.name}: "
                                                   "one decode step of the whole batch"))

@@ -43,7 +43,7 @@ def essay_pair(essay_pp: float, essay_tg: float, builds: pd.DataFrame) -> alt.Ch
     bars = base.mark_bar().encode(color=alt.Color(
         "phase:N", title=None, sort=[PREFILL, DECODE],
         scale=alt.Scale(domain=list(PHASE_COLORS), range=list(PHASE_COLORS.values()))))
-    text = bar_labels(base, "tokens_per_s", ",.1f", df["tokens_per_s"].max())
+    text = bar_labels(base, "tokens_per_s", ",.1f", df["tokens_per_s"].max() / 2)
     return responsive(bars + text, 46 * len(order), alt.Title(
         "Same box, same weights: prefill against decode",
         subtitle="DGX Spark, gpt-oss-120b MXFP4, empty context; the essay's pair and the file's"))

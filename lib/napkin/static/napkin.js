@@ -21,8 +21,32 @@
     return lines.length > 1 ? lines : text;
   }
 
+  // x-axis titles wrap too (bold 12 px), legend labels are limited; layers and
+  // concatenations are walked.
+  function wrapAxisTitles(node, width) {
+    if (!node || typeof node !== "object") { return; }
+    var x = node.encoding && node.encoding.x;
+    // centred on the plot, which is narrower than the figure: wrap well inside it
+    if (x && typeof x.title === "string") { x.title = wrap(x.title, width * 0.6, 13.5); }
+    // legend labels cannot wrap: cut them short (with an ellipsis) rather than off
+    Object.keys(node.encoding || {}).forEach(function (channel) {
+      var legend = node.encoding[channel] && node.encoding[channel].legend;
+      if (legend && typeof legend === "object") {
+        legend.labelLimit = Math.min(legend.labelLimit || Infinity, legendLimit(width));
+      }
+    });
+    ["layer", "hconcat", "vconcat", "concat"].forEach(function (key) {
+      (node[key] || []).forEach(function (child) { wrapAxisTitles(child, width); });
+    });
+  }
+
+  // On a phone, long y labels (chip names) are cut at a third of the width, and the
+  // legend, which starts where the plot starts, gets what is left.
+  function legendLimit(width) { return width < 560 ? Math.round(width * 0.6 - 70) : width - 60; }
+
   function fitToWidth(spec, width) {
     var s = JSON.parse(JSON.stringify(spec));
+    wrapAxisTitles(s, width);
     if (s.title) {
       var t = typeof s.title === "string" ? { text: s.title } : s.title;
       if (typeof t.text === "string") { t.text = wrap(t.text, width, 16.5); }  // bold 15 px
@@ -31,7 +55,11 @@
     }
     if (width < 560) {
       s.config = s.config || {};
-      s.config.legend = Object.assign({}, s.config.legend, { columns: 1 });
+      s.config.legend = Object.assign({}, s.config.legend,
+                                      { columns: 1, labelLimit: legendLimit(width) });
+      s.config.axisY = Object.assign({}, s.config.axisY, { labelLimit: Math.round(width * 0.35) });
+      // a title computed as the reader drags a slider cannot be wrapped here: smaller type
+      s.config.title = Object.assign({}, s.config.title, { fontSize: 13 });
     }
     return s;
   }
