@@ -55,6 +55,7 @@ DISPLAY_FORMATS = {
     "bytes_per_s": lambda v: f"{v / 1e9:,.0f}",
     "bytes_per_token": lambda v: f"{v / 1e9:,.2f}",
     "tokens_per_s": lambda v: f"{v:,.2f}",
+    "_tok_per_s": lambda v: f"{v:,.2f}",
     "fraction_of_ceiling": lambda v: f"{v:.0%}",
 }
 
@@ -83,5 +84,9 @@ def styled(df: pd.DataFrame, table_id: str, columns: dict[str, str]) -> Shown:
         for suffix, fmt in DISPLAY_FORMATS.items():
             if col.endswith(suffix):
                 formats[title] = fmt
+                break
+        else:  # any other float: four significant digits, never pandas' six decimals
+            if pd.api.types.is_float_dtype(df[col]):
+                formats[title] = lambda v: "" if pd.isna(v) else f"{v:,.4g}"
     shown = df[list(columns)].rename(columns=columns)
     return Shown(shown, shown.style.format(formats).hide(axis="index").set_uuid(table_id))
