@@ -251,7 +251,7 @@ napkin.Figure(
 # The same arithmetic, measured where this page was built. The cell below probes the
 # machine's memory read bandwidth, writes a synthetic llama-architecture model far larger
 # than its caches, and times llama.cpp generating tokens from it, the way `llama-bench`
-# does (see [Rerun it on your machine](../book/rerun.md)). Run the notebook yourself and
+# does (see [Rerun it on your machine](../book/rerun.ipynb)). Run the notebook yourself and
 # the point becomes yours.
 
 # %% tags=["nbval-ignore-output"]

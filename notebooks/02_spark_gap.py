@@ -337,7 +337,7 @@ glue("n_everyone", len(everyone))
 # ## Your machine
 #
 # The same ratio, measured where this page was built: llama.cpp prefilling and generating
-# with a synthetic model (see [Rerun it on your machine](../book/rerun.md)). The
+# with a synthetic model (see [Rerun it on your machine](../book/rerun.ipynb)). The
 # {doc}`next chapter <03_h100_ridge>` measures this machine's ridge point and sets the two
 # side by side.
 
