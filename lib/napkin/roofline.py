@@ -507,10 +507,21 @@ class MixedStep:
         return "compute" if self.compute_s >= self.memory_s else "memory"
 
 
-def mixed_step(model: Model, roof: Roof, prefill=(), decode_contexts=()) -> MixedStep:
-    """The roofline cost of one step: prefill chunks ``(start, n)`` (``n`` prompt tokens after
-    ``start`` already cached) and one decode token for each context in ``decode_contexts``
-    (tokens cached before the step). Sliding windows are honoured layer by layer."""
+@dataclass(frozen=True)
+class StepWork:
+    """What one step does, whatever it runs on: tokens, FLOPs and cache bytes read."""
+
+    prefill_tokens: int
+    decode_tokens: int
+    flops: float
+    kv_bytes: float
+
+
+def step_work(model: Model, prefill=(), decode_contexts=()) -> StepWork:
+    """The FLOPs and cache reads of one step: prefill chunks ``(start, n)`` (``n`` prompt
+    tokens after ``start`` already cached) and one decode token for each context in
+    ``decode_contexts`` (tokens cached before the step). Sliding windows are honoured layer
+    by layer."""
     chunks = [(_count("prefill start", s, 0), _count("prefill chunk", n, 1)) for s, n in prefill]
     contexts = [_count("decode context", c, 0) for c in decode_contexts]
     if not chunks and not contexts:
@@ -535,9 +546,16 @@ def mixed_step(model: Model, roof: Roof, prefill=(), decode_contexts=()) -> Mixe
                              attention_pairs(starts, lengths, window).sum())
     n_tokens = int(lengths.sum()) + len(contexts)
     flops = 2.0 * model.params * n_tokens + 2.0 * model.query_groups * pairs
-    return MixedStep(prefill_tokens=int(lengths.sum()), decode_tokens=len(contexts),
-                     flops=float(flops), weight_bytes=model.weight_bytes,
-                     kv_bytes=float(read * model.kv_dtype_bytes),
+    return StepWork(prefill_tokens=int(lengths.sum()), decode_tokens=len(contexts),
+                    flops=float(flops), kv_bytes=float(read * model.kv_dtype_bytes))
+
+
+def mixed_step(model: Model, roof: Roof, prefill=(), decode_contexts=()) -> MixedStep:
+    """The roofline cost of one step (:func:`step_work` on ``roof``): the weights are read
+    once, whatever the step runs."""
+    work = step_work(model, prefill, decode_contexts)
+    return MixedStep(prefill_tokens=work.prefill_tokens, decode_tokens=work.decode_tokens,
+                     flops=work.flops, weight_bytes=model.weight_bytes, kv_bytes=work.kv_bytes,
                      flops_per_s=roof.flops_per_s,
                      bandwidth_bytes_per_s=roof.bandwidth_bytes_per_s)
 

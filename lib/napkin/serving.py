@@ -242,7 +242,8 @@ def _engine(arrival_s, prompt, output, cost: roofline.StepCost, capacity: int, m
         pairs = (dec_ctx + n_dec if decode_now else 0) + \
             sum(c[2] * c[1] + c[2] * (c[2] + 1) // 2 for c in chunks)
         seconds = float(cost.seconds(pre_tokens + n_dec, kv_tokens, pairs))
-        steps.append((t, seconds, pre_tokens, n_dec, kv_tokens, pairs, len(chunks)))
+        flops = float(cost.flops(pre_tokens + n_dec, pairs))
+        steps.append((t, seconds, pre_tokens, n_dec, kv_tokens, pairs, len(chunks), flops))
         if compose:
             compositions.append(([(s, k) for _, s, k in chunks],
                                  [int(prompt[r] + generated[r] - 1) for r in decoding]
@@ -296,7 +297,7 @@ def _engine(arrival_s, prompt, output, cost: roofline.StepCost, capacity: int, m
 # -- runs -------------------------------------------------------------------------------------
 
 STEP_COLUMNS = ["instance", "pool", "start_s", "seconds", "prefill_tokens", "decode_tokens",
-                "kv_tokens", "pairs", "chunks"]
+                "kv_tokens", "pairs", "chunks", "flops"]
 
 
 @dataclass
@@ -310,8 +311,16 @@ class Run:
     requests: pd.DataFrame
     gaps: np.ndarray
     steps: pd.DataFrame
+    flops_per_s: float = float("nan")
+    n_instances: int = 1
     tokens: pd.DataFrame | None = None
     compositions: list | None = field(default=None, repr=False)
+
+    @property
+    def utilisation(self) -> float:
+        """Share of the instances' arithmetic (peak FLOP/s x duration) the run used."""
+        return float(self.steps["flops"].sum() /
+                     (self.flops_per_s * self.duration_s * self.n_instances))
 
     @property
     def ttft_s(self) -> np.ndarray:
@@ -346,11 +355,13 @@ class Run:
                 "throughput_tok_per_s": float(self.requests["output"].sum() / self.duration_s),
                 "attainment": float(ok.mean()),
                 "goodput_req_per_s": float(ok.sum() / self.duration_s),
+                "utilisation": self.utilisation,
                 "requests": len(self.requests)}
 
 
 def _run(tr: Traffic, logs: list[tuple[np.ndarray, str, _Log]], label: str, policy: str,
-         budget: int | None, instances: str, first_s=None, finish_s=None) -> Run:
+         budget: int | None, instances: str, server: Server, first_s=None,
+         finish_s=None) -> Run:
     n = len(tr)
     first = np.full(n, np.nan) if first_s is None else first_s
     finish = np.full(n, np.nan) if finish_s is None else finish_s
@@ -381,6 +392,7 @@ def _run(tr: Traffic, logs: list[tuple[np.ndarray, str, _Log]], label: str, poli
     return Run(label=label, policy=policy, budget=budget, instances=instances,
                requests=requests, gaps=np.concatenate(gaps) if gaps else np.zeros(0),
                steps=pd.DataFrame(steps, columns=STEP_COLUMNS), tokens=tokens,
+               flops_per_s=server.roof.flops_per_s, n_instances=len(logs),
                compositions=comps or None)
 
 
@@ -416,7 +428,7 @@ def simulate(tr: Traffic, server: Server, policy: str, budget: int | None = None
                                                server.kv_capacity_tokens, policy, b,
                                                record=record, compose=compose)))
     label = LABELS[policy] + (f", budget {b:,}" if policy == "chunked" else "")
-    return _run(tr, logs, label, policy, b, f"{k} colocated", )
+    return _run(tr, logs, label, policy, b, f"{k} colocated", server)
 
 
 def _instances(name: str, value) -> int:
@@ -468,7 +480,7 @@ def disaggregate(tr: Traffic, server: Server, prefill: int, decode: int,
                       record=record)
         logs.append((idx, "decode", log))
     label = f"{LABELS['disaggregated']}, {p} prefill + {d} decode"
-    return _run(tr, logs, label, "disaggregated", b, f"{p}P + {d}D", first_s=first,
+    return _run(tr, logs, label, "disaggregated", b, f"{p}P + {d}D", server, first_s=first,
                 finish_s=finish)
 
 
@@ -536,6 +548,18 @@ def stall_window(run: Run, min_prompt: int) -> tuple[int, float, float]:
     return rid, float(r.loc[rid, "arrival_s"]), float(r.loc[rid, "first_token_s"])
 
 
+def longest_freeze(run: Run, start: float, end: float) -> tuple[float, float]:
+    """The longest time between two consecutive decode steps of one instance that overlaps
+    ``start``..``end``: when every stream on that instance stood still."""
+    best = (start, start)
+    for _, s in run.steps.groupby("instance"):
+        ends = (s["start_s"] + s["seconds"])[s["decode_tokens"] > 0].to_numpy()
+        for a, b in zip(ends[:-1], ends[1:]):
+            if a <= end and b >= start and b - a > best[1] - best[0]:
+                best = (float(a), float(b))
+    return best
+
+
 def timelines(runs: dict[str, Run], t0: float, t1: float, n_requests: int = 8) -> pd.DataFrame:
     """Token emissions between ``t0`` and ``t1`` of the requests decoding throughout that
     window (the same requests for every run), for drawing one lane per request and run."""
@@ -562,3 +586,164 @@ def paper_claims() -> pd.DataFrame:
     df = tables.load("serving_papers_claims")
     keep = df["paper"].str.contains("Sarathi|DistServe|vLLM documentation", regex=True)
     return df[keep].reset_index(drop=True)
+
+
+# -- the chapter's setting and experiments (cached: the notebook and the errata share them) -----
+
+@dataclass(frozen=True)
+class Setting:
+    """Chapter 7's choices, in one place so that the prose can glue every one of them.
+
+    The traffic is a chat service where some users paste documents: lognormal lengths (the
+    paging chapter's shape) with these means, cut at ``max_len``. The latency targets are a
+    first token within ``ttft_slo_s`` and a mean time per later token within
+    ``tpot_slo_factor`` times one bare decode step (the weights read once, nobody else
+    running). None of these numbers comes from a paper; they are this book's choices.
+    """
+
+    prompt_mean_tokens: float = 2048
+    output_mean_tokens: float = 256
+    max_len: int = 32768
+    n_requests: int = 600
+    rate_per_s: float = 9.0
+    rates_per_s: tuple = (6.0, 9.0, 12.0)
+    budgets: tuple = (256, 512, 1024, 2048, 4096, 8192, 16384)
+    timeline_budget: int = 2048
+    stall_prompt_tokens: int = 8192
+    ttft_slo_s: float = 1.0
+    tpot_slo_factor: float = 2.0
+    instances: int = 4
+    cluster_rates_per_s: tuple = (10.0, 20.0, 30.0, 40.0, 50.0, 60.0)
+    cluster_requests: int = 500
+    split_rate_per_s: float = 40.0
+    slow_link_share: float = 0.1
+
+    def traffic(self, rate_per_s: float | None = None, n: int | None = None) -> Traffic:
+        return traffic(self.rate_per_s if rate_per_s is None else rate_per_s,
+                       self.n_requests if n is None else n, self.prompt_mean_tokens,
+                       self.output_mean_tokens, max_len=self.max_len)
+
+
+SETTING = Setting()
+
+
+def bare_decode_s(server: Server) -> float:
+    """One decode step with nothing else running: the weights read once."""
+    return server.model.weight_bytes / server.roof.bandwidth_bytes_per_s
+
+
+def targets(server: Server, setting: Setting = SETTING) -> tuple[float, float]:
+    """(TTFT target, time-per-output-token target) in seconds."""
+    return setting.ttft_slo_s, setting.tpot_slo_factor * bare_decode_s(server)
+
+
+def default_link_bytes_per_s() -> float:
+    """The KV-transfer link of ``data/serving_links.csv`` (one 400 Gb/s NIC)."""
+    return float(tables.load("serving_links")["bandwidth_GB_per_s"].iloc[0]) * GB
+
+
+def chapter_server() -> Server:
+    return llama_server()
+
+
+_CACHE: dict = {}
+
+
+def _cached(key, fn):
+    if key not in _CACHE:
+        _CACHE[key] = fn()
+    return _CACHE[key]
+
+
+def chapter_budget_sweep(setting: Setting = SETTING) -> pd.DataFrame:
+    """The budget dial at each of the setting's loads, one instance (prefill-first first)."""
+    def run():
+        server = chapter_server()
+        ttft, tpot = targets(server, setting)
+        rows = []
+        for rate in setting.rates_per_s:
+            df = budget_sweep(setting.traffic(rate), server, setting.budgets,
+                              ttft_slo_s=ttft, tpot_slo_s=tpot)
+            rows.append(df.assign(rate_per_s=rate))
+        return pd.concat(rows, ignore_index=True)
+    return _cached(("budget", setting), run).copy()
+
+
+def chapter_saturation(setting: Setting = SETTING) -> pd.DataFrame:
+    """Throughput with every request waiting at the start (the engine never idles), per
+    budget: what the scheduler can push through, not what the arrivals ask for."""
+    def run():
+        server = chapter_server()
+        tr = setting.traffic(1e6)  # every request arrives within microseconds
+        rows = []
+        for policy, b in [("prefill_first", None)] + [("chunked", b) for b in setting.budgets]:
+            r = simulate(tr, server, policy, b)
+            rows.append({"label": r.label, "policy": policy, "budget": r.budget,
+                         "makespan_s": r.duration_s,
+                         "throughput_tok_per_s": float(tr.output.sum() / r.duration_s),
+                         "prefill_tok_per_s": float(tr.prompt.sum() / r.duration_s),
+                         "steps": len(r.steps), "utilisation": r.utilisation,
+                         "mean_decodes": float(r.steps["decode_tokens"].mean())})
+        return pd.DataFrame(rows)
+    return _cached(("saturation", setting), run).copy()
+
+
+def chapter_stall(setting: Setting = SETTING) -> tuple[dict, pd.DataFrame, dict]:
+    """Prefill-first and chunked prefill on the same requests at the setting's load, with
+    every token recorded; the window around the first long prompt, and the lanes to draw."""
+    def run():
+        server = chapter_server()
+        tr = setting.traffic()
+        runs = {LABELS["prefill_first"]: simulate(tr, server, "prefill_first", record=True),
+                f"Chunked, budget {setting.timeline_budget:,}":
+                    simulate(tr, server, "chunked", setting.timeline_budget, record=True)}
+        stall = {label: stall_window(r, setting.stall_prompt_tokens) for label, r in runs.items()}
+        freeze = longest_freeze(next(iter(runs.values())), *next(iter(stall.values()))[1:])
+        pad = 0.25 * (freeze[1] - freeze[0])
+        lanes = timelines(runs, freeze[0] - pad, freeze[1] + pad)
+        spans = {label: (s[0], int(tr.prompt[s[0]]), s[1], s[2]) for label, s in stall.items()}
+        return runs, lanes, spans
+    return _cached(("stall", setting), run)
+
+
+def chapter_cluster(setting: Setting = SETTING) -> tuple[pd.DataFrame, dict]:
+    """Goodput of ``instances`` machines: colocated (no chunking; chunked at two budgets)
+    and every prefill/decode split, at each of the setting's cluster rates."""
+    def run():
+        server = chapter_server()
+        link = default_link_bytes_per_s()
+        k = setting.instances
+        configs = {f"No chunking x {k}": lambda tr: simulate(tr, server, "prefill_first",
+                                                             instances=k),
+                   f"Chunked 2,048 x {k}": lambda tr: simulate(tr, server, "chunked", 2048,
+                                                                instances=k),
+                   f"Chunked 512 x {k}": lambda tr: simulate(tr, server, "chunked", 512,
+                                                              instances=k)}
+        for p in range(1, k):
+            configs[f"{p} prefill + {k - p} decode"] = \
+                (lambda p: lambda tr: disaggregate(tr, server, p, k - p, link))(p)
+        ttft, tpot = targets(server, setting)
+        sweep = load_sweep(lambda rate: setting.traffic(rate, setting.cluster_requests),
+                           setting.cluster_rates_per_s, configs, ttft_slo_s=ttft,
+                           tpot_slo_s=tpot)
+        return sweep, configs
+    return _cached(("cluster", setting), run)
+
+
+def chapter_link(prefill: int, decode: int, setting: Setting = SETTING) -> pd.DataFrame:
+    """One disaggregated split at the setting's split rate, over the default link and over
+    ``slow_link_share`` of it: what a slower link costs."""
+    def run():
+        server = chapter_server()
+        ttft, tpot = targets(server, setting)
+        tr = setting.traffic(setting.split_rate_per_s, setting.cluster_requests)
+        rows = []
+        for share in (1.0, setting.slow_link_share):
+            link = default_link_bytes_per_s() * share
+            s = disaggregate(tr, server, prefill, decode, link).summary(ttft, tpot)
+            move = float(transfer_seconds(server, tr.prompt, link).mean())
+            rows.append(s | {"link_GB_per_s": link / GB, "link_share": share,
+                             "mean_transfer_s": move,
+                             "link_busy": setting.split_rate_per_s / prefill * move})
+        return pd.DataFrame(rows)
+    return _cached(("link", prefill, decode, setting), run).copy()
