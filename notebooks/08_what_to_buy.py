@@ -84,7 +84,8 @@ for fam, key in (("Apple Silicon", "apple"), ("GPU (CUDA)", "cuda"), (buying.POO
 #
 # **Prefill speed is measured, not taken from a spec sheet.** A vendor's dense 16-bit FLOP/s
 # is a bound no prefill reaches, and for some machines there is none to take: DGX Spark's
-# figures are sparse FP4 and FP32, and Apple states none for its newer chips. So the first
+# figures are sparse FP4 and FP32, and the only figures for Apple's chips are a third
+# party's derivations, for the older chips. So the first
 # token is estimated from the prefill rate each machine reached in published llama.cpp runs
 # of the same reference model, Llama-2-7B at Q4_0 with a {glue:text}`ref_tokens:d`-token
 # prompt: at {glue:text}`ref_gflop:.1f` GFLOP per prompt token (equation {eq}`eq-buy-ttft`),
@@ -217,10 +218,10 @@ assert (ranked[ranked["fits"] & ranked["rank"].isna()]["ttft_bound_s"].notna()).
 # The bounds show how far published prefill is from the vendor's arithmetic: on the H100 the
 # dense 16-bit roofline allows {glue:text}`h100_bound:.0f` s, and llama.cpp's best published
 # run reached {glue:text}`h100_reached:.0%` of that FLOP/s figure, hence
-# {glue:text}`h100_ttft:.0f` s. A serving stack built for the H100 gets much closer to the
-# bound, which is why the datacenter GPUs without a published llama.cpp run
-# ({glue:text}`unranked_fit`) are listed, with their bounds, but not ranked: there is nothing
-# measured to rank them by. The model does not fit at all on the {glue:text}`too_small`.
+# {glue:text}`h100_ttft:.0f` s. llama.cpp is not what datacenter GPUs usually run, and a
+# serving stack built for them may come much closer to the bound; but the datacenter GPUs
+# without a published llama.cpp run ({glue:text}`unranked_fit`) are listed with their bounds
+# and not ranked: there is nothing measured to rank them by. The model does not fit at all on the {glue:text}`too_small`.
 #
 # ## Chat: one stream, short prompts
 #
@@ -354,8 +355,8 @@ napkin.Figure(
 #   models can run faster or slower, and newer llama.cpp builds change the numbers. The ranking
 #   is more trustworthy than the seconds.
 # - **Machines without a published run are not ranked for the first token.** The datacenter
-#   GPUs have bounds only; with a serving stack built for them they land much nearer their
-#   bound than llama.cpp's runs on the H100 suggest.
+#   GPUs have bounds only, and the one with a published run (the H100) is measured with
+#   llama.cpp, which is not the software such GPUs usually serve with.
 # - **The decode discount is a family's, not the machine's.** A machine's own runs can sit
 #   anywhere in its family's range, and AMD's chips are discounted by every run pooled.
 # - **Memory is taken whole.** The operating system, the runtime and its buffers take some of
