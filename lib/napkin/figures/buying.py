@@ -47,8 +47,8 @@ def ttft_ranking(ranked: pd.DataFrame, title: str, subtitle: str) -> alt.Chart:
             alt.Tooltip("need_GB:Q", title="Needs (GB)"),
             alt.Tooltip("capacity_GB:Q", title="Has (GB)"),
             alt.Tooltip("price_note:N", title="Price")]
-    y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=170))
-    x = alt.X("ttft_mid_s:Q", title="seconds to the first token (log scale)",
+    y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=130))
+    x = alt.X("ttft_mid_s:Q", title="first token (s, log scale)",
               scale=alt.Scale(type="log"))
     base = alt.Chart(df).encode(y=y, color=_family_color(), tooltip=tips)
     measured = base.transform_filter("isValid(datum.ttft_mid_s)")
@@ -131,22 +131,22 @@ def calculator(rows: pd.DataFrame, presets: dict, formats: list[str], models_sho
             alt.Tooltip("fraction_basis:N", title="Decode discount from"),
             alt.Tooltip("price:Q", title="Vendor price (USD)", format=",.0f"),
             alt.Tooltip("price_per:Q", title="USD per token/s", format=",.0f")]
-    y = alt.Y("machine:N", title=None, axis=alt.Axis(labelLimit=160),
+    y = alt.Y("machine:N", title=None, axis=alt.Axis(labelLimit=120),
               sort=alt.EncodingSortField(field="key", op="min", order="ascending"))
     x = alt.X("mid:Q", scale=alt.Scale(type="log"))
     base = chart.encode(y=y, color=_family_color(), tooltip=tips)
     ranges = base.mark_rule(strokeWidth=3).encode(x=alt.X(
-        "low:Q", title="seconds to the first token, or tokens/s (log scale)",
+        "low:Q", title="s, or tokens/s (log scale)",
         scale=alt.Scale(type="log")), x2="high:Q")
     dots = base.mark_point(filled=True, size=70).encode(x=x)
     labels = base.mark_text(align="left", dx=8, fontSize=11).encode(
         x="high:Q", text=alt.Text("mid:Q", format=",.3~r"), color=alt.value("#3a352f"))
     readout = alt.ExprRef(
-        "['What to buy: ranked by ' + (rank_by == 'preset' ? ({" +
+        "['What to buy, ranked by', (rank_by == 'preset' ? ({" +
         ", ".join(f"'{k}': '{buying.RANK_BY[w.rank_by]}'" for k, w in presets.items()) +
         ", 'custom': 'time to first token'})[preset] : ({" +
         ", ".join(f"'{k}': '{v}'" for k, v in buying.RANK_BY.items()) + "})[rank_by]), "
-        "'(machines that cannot hold the workload are left out)']")
+        "'(left out: too small or unmeasured)']")
     return responsive((ranges + dots + labels).add_params(
         preset, prompt, output, users, model, fmt, rank_by), 520, alt.Title(readout))
 
