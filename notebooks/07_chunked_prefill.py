@@ -39,7 +39,8 @@
 #
 # ```{math}
 # :label: eq-serving-step
-# t_{\text{step}} = \max\!\left(\frac{2 N_{\text{params}}\, n + 2 g \sum_{q} e\,k_q}{\text{FLOP/s}},\;
+# t_{\text{step}} = \max\!\left(
+# \frac{2 N_{\text{params}}\, n + 2 g \sum_{q} e\,k_q}{\text{FLOP/s}},\;
 # \frac{W + b \sum_{s} c_s}{\text{bandwidth}}\right)
 # ```
 #
@@ -314,9 +315,10 @@ assert st.loc[low, "throughput_tok_per_s"] < big.max()
 # {glue:text}`sat_best_budget:d`; only below the ridge does throughput fall
 # ({glue:text}`sat_low:,.0f` at {glue:text}`budget_low:d`). The roofline cannot reproduce a
 # throughput gain from large budgets, and that is informative: on a real GPU the gain comes
-# from what a roofline leaves out. A matmul over {glue:text}`budget_mid:d` rows reaches a smaller share of peak
-# FLOP/s than one over {glue:text}`essay_ttft_budget:,.0f`; every step pays fixed costs (scheduling, sampling, kernel
-# launches) that a larger step spreads over more tokens. The simulation says those effects,
+# from what a roofline leaves out. A matmul over {glue:text}`budget_mid:d` rows reaches a
+# smaller share of peak FLOP/s than one over {glue:text}`essay_ttft_budget:,.0f`; every step
+# pays fixed costs (scheduling, sampling, kernel launches) that a larger step spreads over
+# more tokens. The simulation says those effects,
 # not the arithmetic, are what the advice about large budgets is about.
 #
 # ## Disaggregation
@@ -324,9 +326,10 @@ assert st.loc[low, "throughput_tok_per_s"] < big.max()
 # Now {glue:text}`instances:d` instances serve together, each the {glue:text}`gpus:d`-GPU
 # machine above. Colocated, each runs both phases; disaggregated, some only prefill and the
 # rest only decode, and each finished cache crosses a network link to a decode instance. The
-# link is one {glue:text}`link_gbs:.0f` GB/s NIC, one of the {glue:text}`link_gbits:.0f` Gb/s InfiniBand cards NVIDIA
-# lists for an H200 system {cite}`mlperf_h200_system`; at that rate a {glue:text}`prompt_mean:,.0f`-token
-# cache takes {glue:text}`move_mean_ms:.0f` ms and a {glue:text}`max_len:,d`-token one
+# link is one {glue:text}`link_gbs:.0f` GB/s NIC, one of the
+# {glue:text}`link_gbits:.0f` Gb/s InfiniBand cards NVIDIA lists for an H200 system
+# {cite}`mlperf_h200_system`; at that rate a {glue:text}`prompt_mean:,.0f`-token cache takes
+# {glue:text}`move_mean_ms:.0f` ms and a {glue:text}`max_len:,d`-token one
 # {glue:text}`move_max_ms:.0f` ms.
 
 # %% tags=["remove-cell"]

@@ -210,10 +210,11 @@ assert (ranked[ranked["fits"] & ranked["rank"].isna()]["ttft_bound_s"].notna()).
 # for the first token is {glue:text}`apple_prefill_share:.0%` of the {glue:text}`apple_best`'s
 # time for the whole request, against {glue:text}`prefill_share:.0%` on the
 # {glue:text}`first_machine`: prefill is the wall the essay says it is, and the wall is highest
-# on the machines slowest at it. Every machine that ranks above the best Apple chip is an NVIDIA GPU; below it come
-# the other Apple chips and {glue:text}`non_apple_after`. Strix Halo's published runs spread
-# widely ({glue:text}`strix_fast:.0f` to {glue:text}`strix_slow:,.0f` s, depending on the
-# backend), so it sits among Apple's chips rather than clearly below or above them.
+# on the machines slowest at it. Every machine that ranks above the best Apple chip is an
+# NVIDIA GPU; below it come the other Apple chips and {glue:text}`non_apple_after`. Strix
+# Halo's published runs spread widely ({glue:text}`strix_fast:.0f` to
+# {glue:text}`strix_slow:,.0f` s, depending on the backend), so it sits among Apple's chips
+# rather than clearly below or above them.
 #
 # The bounds show how far published prefill is from the vendor's arithmetic: on the H100 the
 # dense 16-bit roofline allows {glue:text}`h100_bound:.0f` s, and llama.cpp's best published
@@ -221,7 +222,8 @@ assert (ranked[ranked["fits"] & ranked["rank"].isna()]["ttft_bound_s"].notna()).
 # {glue:text}`h100_ttft:.0f` s. llama.cpp is not what datacenter GPUs usually run, and a
 # serving stack built for them may come much closer to the bound; but the datacenter GPUs
 # without a published llama.cpp run ({glue:text}`unranked_fit`) are listed with their bounds
-# and not ranked: there is nothing measured to rank them by. The model does not fit at all on the {glue:text}`too_small`.
+# and not ranked: there is nothing measured to rank them by. The model does not fit at all
+# on the {glue:text}`too_small`.
 #
 # ## Chat: one stream, short prompts
 #
