@@ -313,6 +313,140 @@ def serving_claims(research: Path) -> list[dict]:
         source=VLLM_BLOCK_MANAGER, verification="read from the source file at this commit",
         note="A waiting request is admitted only if its prompt's blocks leave this share of "
              "all blocks free (\"to avoid frequent cache eviction\")."))
+    return rows + scheduling_claims(found)
+
+
+# -- chapters 7 and 8: scheduling, disaggregation, what to buy -------------------------------
+
+#: Research rows chapter 7 uses (Sarathi-Serve and DistServe abstracts), found by a phrase.
+SCHEDULING_CLAIMS = {
+    "sarathi_throughput_v1": "improves serving throughput within desired latency SLOs",
+    "sarathi_capacity": "we achieve 2.6x higher serving capacity",
+    "sarathi_pipeline": "Sarathi-Serve provides up to 5.6x gain",
+    "distserve_goodput": "DistServe can serve 7.4x more requests",
+    "distserve_goodput_v1": "DistServe can serve 4.48x more requests",
+}
+VLLM_DOCS = "vLLM documentation (Optimization and Tuning, V1)"
+VLLM_DOCS_URL = ("https://github.com/vllm-project/vllm/blob/"
+                 "00620f91ea186ca295a1eb69f4acba9d0efaaaaa/docs/configuration/optimization.md "
+                 "(published as https://docs.vllm.ai/en/latest/configuration/optimization.html)")
+DOCS_READING = "read from the documentation source file in the vllm-project/vllm repository"
+
+
+def scheduling_claims(found: list[dict]) -> list[dict]:
+    """Chapter 7's rows: Sarathi-Serve's and DistServe's headline numbers (research rows),
+    DistServe's attainment target, and what vLLM's documentation says about its scheduler and
+    the token budget (the page the essay cites)."""
+    rows = []
+    for claim, phrase in SCHEDULING_CLAIMS.items():
+        hits = [r for r in found if phrase in r["quote"].replace("\u00d7", "x")]
+        if len(hits) != 1:
+            raise SystemExit(f"{claim}: {len(hits)} research rows quote {phrase!r}")
+        rows.append({"claim": claim, **{k: v for k, v in hits[0].items() if k != "claim"}})
+    distserve = next(r for r in rows if r["claim"] == "distserve_goodput")
+    rows.append({**distserve, "claim": "distserve_attainment", "value_low": 90,
+                 "value_high": 90, "unit": "% of requests within latency constraints",
+                 "note": "The share of requests DistServe's goodput keeps within both latency "
+                         "targets (\"> 90% of requests\"); the same sentence as "
+                         "distserve_goodput."})
+    docs = dict(paper=VLLM_DOCS, source=VLLM_DOCS_URL, verification=DOCS_READING)
+    rows.append(_claim(
+        "vllm_docs_v1_default", "Chunked Prefill",
+        "In vLLM V1, chunked prefill is always enabled by default.", "", "", "", **docs))
+    rows.append(_claim(
+        "vllm_docs_scheduler", "Chunked Prefill",
+        "With chunked prefill enabled, the scheduling policy prioritizes decode requests. It "
+        "batches all pending decode requests before scheduling any prefill operations. When "
+        "there are available tokens in the max_num_batched_tokens budget, it schedules pending "
+        "prefills. If a pending prefill request cannot fit into max_num_batched_tokens, it "
+        "automatically chunks it.", "", "", "", **docs))
+    rows.append(_claim(
+        "vllm_docs_utilization", "Chunked Prefill",
+        "It helps achieve better GPU utilization by locating compute-bound (prefill) and "
+        "memory-bound (decode) requests to the same batch.", "", "", "", **docs,
+        note="The sentence the essay quotes."))
+    rows.append(_claim(
+        "vllm_docs_budget_itl", "Performance Tuning with Chunked Prefill",
+        "Smaller values (e.g., 2048) achieve better inter-token latency (ITL) because there are "
+        "fewer prefills slowing down decodes.", 2048, 2048, "tokens (max_num_batched_tokens)",
+        **docs))
+    rows.append(_claim(
+        "vllm_docs_budget_ttft", "Performance Tuning with Chunked Prefill",
+        "Higher values achieve better time to first token (TTFT) as you can process more "
+        "prefill tokens in a batch.", "", "", "", **docs, note="No number is given."))
+    rows.append(_claim(
+        "vllm_docs_budget_throughput", "Performance Tuning with Chunked Prefill",
+        "For optimal throughput, we recommend setting max_num_batched_tokens > 8192 especially "
+        "for smaller models on large GPUs.", 8192, 8192, "tokens (max_num_batched_tokens)",
+        **docs))
+    return rows
+
+
+#: The link a disaggregated deployment moves KV caches over: one InfiniBand NIC of an
+#: H200 system as its vendor described it for an MLPerf submission.
+LINKS = [
+    {"link": "400 Gb/s InfiniBand NIC (one of ten in an 8 x H200 system)",
+     "stated": "10x 400Gbe Infiniband", "bandwidth_GB_per_s": 50,
+     "system": "NVIDIA H200-SXM-141GBx8 (MLPerf Inference v4.1 closed submission)",
+     "source_url": "https://github.com/mlcommons/inference_results_v4.1/blob/main/closed/"
+                   "NVIDIA/systems/H200-SXM-141GBx8_TRT_MaxQ.json",
+     "note": "host_network_card_count as submitted; 400 Gb/s / 8 bits = 50 GB/s per NIC, "
+             "per direction, before protocol overhead."},
+]
+
+
+def serving_links(research: Path) -> list[dict]:
+    """Chapter 7's default KV-transfer link, with its source."""
+    return [dict(r) for r in LINKS]
+
+
+MACWORLD_2025 = ("https://english.worldmagazine.it/431260 (copy of Macworld's 2025-03-05 "
+                 "report of Apple's announcement)")
+IMORE_2023 = "https://www.imore.com/mac/m2-mac-studio-2023"
+#: Vendor prices as announced (US dollars, before tax), one row per configuration. Where no
+#: vendor states a price (datacenter GPUs are sold through system makers and quotes) there is
+#: no row: the book leaves the cost blank rather than guess.
+PRICES = [
+    ("DGX Spark", "NVIDIA DGX Spark (Founders Edition)", "GB10, 128 GB, 4 TB SSD", 128, 3999,
+     "2025-10", "list price at launch", "complete computer", "medium",
+     "https://ai-infrastructure.net/dgx-spark/",
+     "That page says it checked NVIDIA's product page (June 2026): \"lists at ~$3,999 for the "
+     "Founders Edition\"; reports of the October 2025 launch give the same $3,999. Later "
+     "reports (2026) cite about $4,700: prices moved."),
+    ("M4 Max (32-core GPU)", "Mac Studio (2025)", "M4 Max 14-core CPU, 32-core GPU, 36 GB, "
+     "512 GB SSD", 36, 1999, "2025-03-05", "starting price", "complete computer", "high",
+     MACWORLD_2025, "Six Colors reports the same starting prices."),
+    ("M3 Ultra", "Mac Studio (2025)", "M3 Ultra 28-core CPU, 60-core GPU, 96 GB, 1 TB SSD", 96,
+     3999, "2025-03-05", "starting price", "complete computer", "high", MACWORLD_2025,
+     "Six Colors reports the same starting prices. Up to 512 GB as a build-to-order option "
+     "whose price is not recorded here."),
+    ("M2 Max", "Mac Studio (2023)", "M2 Max 12-core CPU, 30-core GPU, 32 GB, 512 GB SSD", 32,
+     1999, "2023-06-05", "starting price", "complete computer", "high", IMORE_2023,
+     "Discontinued; the launch price."),
+    ("M2 Ultra", "Mac Studio (2023)", "M2 Ultra 24-core CPU, 60-core GPU, 64 GB, 1 TB SSD", 64,
+     3999, "2023-06-05", "starting price", "complete computer", "high", IMORE_2023,
+     "Discontinued; the launch price."),
+    ("Strix Halo", "Framework Desktop", "Ryzen AI Max+ 395, 128 GB (DIY edition)", 128, 1999,
+     "2025-02-25", "pre-order price", "computer without storage, fan or expansion cards",
+     "medium", "https://matthewjayhunter.com/post/reviews/hardware/framework_desktop",
+     "\"$1,999 for the 128GB configuration before storage, cooling, and accessories\"; "
+     "Gizmodo's report of the announcement gives the same figure (US$2,000 rounded)."),
+    ("RTX 5090", "GeForce RTX 5090 Founders Edition", "32 GB GDDR7", 32, 1999, "2025-01-06",
+     "launch price (MSRP)", "graphics card only: needs a host computer", "high",
+     "https://worldnl.com/nvidia-announces-new-rtx-5090-graphics-card-that-costs-2-000-at-ces-"
+     "132635.html (copy of Engadget's CES 2025 report)",
+     "TechBriefly's report of the keynote gives the same price."),
+]
+
+
+def machine_prices(research: Path) -> list[dict]:
+    """Chapter 8's vendor prices: one row per priced configuration, with date and source."""
+    rows = []
+    for chip, product, config, memory, price, date, kind, scope, conf, url, note in PRICES:
+        rows.append({"chip": chip, "product": product, "configuration": config,
+                     "memory_GB": memory, "price": price, "currency": "USD",
+                     "price_date": date, "price_kind": kind, "scope": scope,
+                     "confidence": conf, "source_url": url, "note": note})
     return rows
 
 
@@ -531,6 +665,8 @@ TABLES = {
     "strix_halo_llamacpp.csv": strix_halo,
     "gpt_oss_llamacpp.csv": gpt_oss_guide,
     "models.csv": model_index,
+    "serving_links.csv": serving_links,
+    "machine_prices.csv": machine_prices,
 }
 
 

@@ -21,7 +21,9 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             # architecture counts (serving_models.csv)
             "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
             # the unit is in the same row's `unit` column (serving_papers_claims.csv)
-            "value_low", "value_high"}
+            "value_low", "value_high",
+            # the currency is in the same row's `currency` column (machine_prices.csv)
+            "price"}
 SOURCE = re.compile(r"(?:https?://\S+|^essay#[a-z0-9-]+$)")
 
 

@@ -624,3 +624,83 @@ def gqa_cut() -> Erratum:
                     "(chapter 5).",
         source="https://arxiv.org/abs/2305.13245",
     )
+
+
+# -- chapters 7 and 8: chunked prefill, disaggregation, what to buy ---------------------------
+
+@check
+def chunk_budget_dial() -> Erratum:
+    from . import serving
+
+    itl_b, ttft_b = int(essay.claim("chunk_budget_itl")), int(essay.claim("chunk_budget_ttft"))
+    docs_itl = serving.claim("vllm_docs_budget_itl")
+    docs_tp = serving.claim("vllm_docs_budget_throughput")
+    s = serving.SETTING
+    dial = serving.chapter_budget_sweep()
+    at = dial[(dial["rate_per_s"] == s.rate_per_s) & (dial["policy"] == "chunked")]
+    at = at.set_index("budget")
+    sat = serving.chapter_saturation()
+    sat = sat[sat["policy"] == "chunked"].set_index("budget")
+    itl_holds = at.loc[itl_b, "itl_p99_s"] < at.loc[ttft_b, "itl_p99_s"]
+    return Erratum(
+        topic=f"The token budget: about {itl_b:,} for inter-token latency, above {ttft_b:,} "
+              "for TTFT",
+        chapter="07_chunked_prefill",
+        essay_says=f"max_num_batched_tokens around {itl_b:,} favours inter-token latency, "
+                   f"above {ttft_b:,} favours TTFT and raw throughput",
+        data_says=f"vLLM's documentation gives {docs_itl:,.0f} as its example of a small "
+                  f"budget for better ITL and recommends more than {docs_tp:,.0f} for "
+                  f"throughput, giving no number for TTFT. Simulated at {s.rate_per_s:.0f} "
+                  f"requests/s: p99 inter-token latency {1e3 * at.loc[itl_b, 'itl_p99_s']:.0f} "
+                  f"ms at {itl_b:,} against {1e3 * at.loc[ttft_b, 'itl_p99_s']:.0f} ms at "
+                  f"{ttft_b:,}; median TTFT {1e3 * at.loc[itl_b, 'ttft_p50_s']:.0f} and "
+                  f"{1e3 * at.loc[ttft_b, 'ttft_p50_s']:.0f} ms; throughput with a full "
+                  f"queue {sat.loc[itl_b, 'throughput_tok_per_s']:,.0f} and "
+                  f"{sat.loc[ttft_b, 'throughput_tok_per_s']:,.0f} tokens/s",
+        verdict="agrees" if (docs_itl, docs_tp) == (itl_b, ttft_b) and itl_holds
+        else "inconsistent",
+        conclusion_holds=bool(itl_holds),
+        explanation="The numbers are the documentation's. The inter-token half is arithmetic "
+                    "and the simulation reproduces it; the TTFT and throughput half comes from "
+                    "what a roofline leaves out (kernel efficiency at larger batches, fixed "
+                    "costs per step), and in the simulation only budgets below the ridge point "
+                    "change either (chapter 7).",
+        source="https://docs.vllm.ai/en/latest/configuration/optimization.html",
+        claims=("chunk_budget_itl", "chunk_budget_ttft"),
+    )
+
+
+@check
+def coding_agent_prefill_wall() -> Erratum:
+    from . import buying
+
+    agent = buying.presets()["coding agent"]
+    ranked = buying.rank(agent)
+    top = ranked[ranked["rank"].notna()]
+    apple = top[top["vendor"] == "Apple"].iloc[0]
+    above = top[top["rank"] < apple["rank"]]
+    share = apple["ttft_mid_s"] / (apple["ttft_mid_s"] +
+                                   agent.output_tokens / apple["decode_mid_tok_per_s"])
+    others = top[(top["vendor"] != "Apple") & (top["rank"] > apple["rank"])]["machine"]
+    holds = bool((above["vendor"] != "Apple").all() and share > 0.5)
+    return Erratum(
+        topic=f"A {agent.prompt_tokens:,}-token coding agent: prefill is the wall, and "
+              "Apple's weakest phase",
+        chapter="08_what_to_buy",
+        essay_says=f"if you paste {agent.prompt_tokens / 1000:.0f}k-token files into a local "
+                   "coding agent, prefill is the wall you'll hit, and it's the wall Apple "
+                   "hardware is worst at",
+        data_says=f"with {agent.model} at {agent.weight_format}, the first token takes "
+                  f"{apple['ttft_mid_s']:.0f} s on the best Apple chip ({apple['machine']}, "
+                  f"rank {int(apple['rank'])} of {len(top)}), {share:.0%} of its whole request; "
+                  f"every machine above it is an NVIDIA GPU "
+                  f"({', '.join(above['machine'])}); below it only "
+                  f"{', '.join(others) or 'Apple chips'} among the others",
+        verdict="agrees" if holds else "inconsistent",
+        conclusion_holds=holds,
+        explanation="Estimated from the prefill rates published llama.cpp runs reached "
+                    "(chapter 8). Apple's chips are the slowest family at prefill, with AMD's "
+                    "Strix Halo among them rather than clearly ahead.",
+        source="https://github.com/ggml-org/llama.cpp/discussions/4167",
+        claims=("coding_agent_prompt",),
+    )

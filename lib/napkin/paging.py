@@ -43,7 +43,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from . import hardware, kvcache, tables
+from . import hardware, kvcache, roofline, tables
 from .units import GB, GiB, require_positive
 
 ALLOCATORS = ("max", "pow2", "oracle", "paged")
@@ -595,6 +595,18 @@ class Deployment:
         return int(self.kv_memory_bytes // self.kv_bytes_per_token)
 
     @property
+    def model(self) -> roofline.Model:
+        """The deployment as the roofline module's model: its parameters, weights and cache."""
+        return roofline.Model(name=self.name, params=self.n_params, weight_bytes=self.weight_bytes,
+                              config=self.config, kv_dtype_bytes=self.kv_dtype_bytes)
+
+    @property
+    def roof(self) -> roofline.Roof:
+        return roofline.Roof(name=self.chip, flops_per_s=self.flops_per_s,
+                             bandwidth_bytes_per_s=self.bandwidth_bytes_per_s,
+                             flops_kind="dense 16-bit")
+
+    @property
     def attention_flops_per_pair(self) -> float:
         """FLOPs for one query token against one cached token, all layers (QK and AV)."""
         cfg = self.config
@@ -679,14 +691,10 @@ def step_seconds(d: Deployment, new_tokens, context_tokens, attended_pairs) -> n
 
     FLOPs: two per parameter per token processed (prompt tokens and one decode token per
     sequence) plus attention's four per layer, head dimension and (query, key) pair. Bytes:
-    every weight once, plus the KV cache of every decoding sequence. This is chapter 3's
-    roofline in one function, so that a shared roofline module can take it over with a
-    one-line change.
+    every weight once, plus the KV cache of every decoding sequence. The arithmetic is the
+    book's one roofline of a step, :func:`napkin.roofline.step_seconds`.
     """
-    flops = 2 * d.n_params * np.asarray(new_tokens, dtype=float) + \
-        d.attention_flops_per_pair * np.asarray(attended_pairs, dtype=float)
-    read = d.weight_bytes + d.kv_bytes_per_token * np.asarray(context_tokens, dtype=float)
-    return np.maximum(flops / d.flops_per_s, read / d.bandwidth_bytes_per_s)
+    return roofline.step_seconds(d.model, d.roof, new_tokens, context_tokens, attended_pairs)
 
 
 def timed(result: Result, d: Deployment) -> pd.DataFrame:

@@ -1,0 +1,516 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chunked prefill and disaggregation, simulated
+#
+# **What this chapter does.** The essay's last technical section is about a fight: prefill
+# and decode share one GPU, and "a long prefill occupying the GPU stalls every in-flight
+# decode". It names the two fixes production stacks ship. *Chunked prefill* cuts prompts into
+# pieces and runs them beside the decodes, as Sarathi-Serve proposed {cite}`agrawal2024sarathi`
+# and vLLM V1 does by default {cite}`vllm_docs_optimization`, with one dial,
+# `max_num_batched_tokens`: about {glue:text}`essay_itl_budget:,.0f` tokens "favours
+# inter-token latency", above {glue:text}`essay_ttft_budget:,.0f` "favours TTFT and raw
+# throughput". *Disaggregation* puts the two phases on separate machines and moves the KV
+# cache between them, the case DistServe made {cite}`zhong2024distserve`.
+#
+# We build the smallest thing that can test those sentences: a serving engine simulated step
+# by step, where every step costs what the roofline of the chapter on the H100's ridge says
+# it costs. Requests arrive at random; a scheduler decides what each step runs; the clock
+# advances by the step's cost. From the clock we read what users feel: the time to the first
+# token (TTFT), the gaps between later tokens (inter-token latency, ITL), and how many
+# requests meet a latency target (goodput).
+#
+# A step that runs $n$ tokens (prompt tokens and one token per decoding sequence) costs
+#
+# ```{math}
+# :label: eq-serving-step
+# t_{\text{step}} = \max\!\left(
+# \frac{2 N_{\text{params}}\, n + 2 g \sum_{q} e\,k_q}{\text{FLOP/s}},\;
+# \frac{W + b \sum_{s} c_s}{\text{bandwidth}}\right)
+# ```
+#
+# where $k_q$ is the number of keys query $q$ attends to, $e$ the cached elements per token,
+# $g$ the query heads sharing each KV head, $W$ the weight bytes, $b$ the cache bytes per
+# token and $c_s$ the tokens of cache sequence $s$ reads: a decode reads its whole cache, a
+# prompt chunk the part of its prompt that earlier chunks wrote. A chunk of $m$ prompt tokens
+# after $s$ cached ones attends
+#
+# ```{math}
+# :label: eq-serving-pairs
+# m\,s + \tfrac{1}{2}\,m\,(m+1)
+# ```
+#
+# (query, key) pairs, and the chunks of a prompt add up to the $\tfrac{1}{2}L(L+1)$ of the
+# whole prompt whatever their size: chunking never changes the arithmetic, only when it
+# happens and how often earlier chunks are re-read. The function is
+# `napkin.roofline.mixed_step`; the simulation uses its per-step totals
+# (`napkin.roofline.step_seconds`), the same function chapter 6's paging simulation now calls.
+
+# %% tags=["remove-cell"]
+import numpy as np
+
+import napkin
+from napkin import essay, roofline, tables
+from napkin import serving as sv
+from napkin.figures import serving as charts
+from napkin.prose import glue, glue_markdown
+from napkin.units import GB, KiB
+
+S = sv.SETTING
+server = sv.chapter_server()
+ttft_target, tpot_target = sv.targets(server)
+bare = sv.bare_decode_s(server)
+prefill_mean = roofline.mixed_step(server.model, server.roof,
+                                   prefill=[(0, int(S.prompt_mean_tokens))])
+glue("essay_itl_budget", essay.claim("chunk_budget_itl"))
+glue("essay_ttft_budget", essay.claim("chunk_budget_ttft"))
+glue("gpus", server.roof.n_chips)
+glue("weight_gb", server.model.weight_bytes / GB)
+glue("weight_bits", 8 * server.model.bytes_per_weight)
+glue("kv_kib", server.model.kv_bytes_per_token() / KiB)
+glue("kv_tokens", server.kv_capacity_tokens)
+glue("ridge", server.roof.ridge)
+glue("ridge_tokens", server.roof.ridge * server.model.bytes_per_weight / 2)
+glue("bare_ms", 1e3 * bare)
+glue("prefill_mean_ms", 1e3 * prefill_mean.seconds)
+glue("prompt_mean", S.prompt_mean_tokens)
+glue("output_mean", S.output_mean_tokens)
+glue("max_len", S.max_len)
+glue("n_requests", S.n_requests)
+glue("rate", S.rate_per_s)
+glue("ttft_target_s", ttft_target)
+glue("tpot_target_ms", 1e3 * tpot_target)
+glue("tpot_factor", S.tpot_slo_factor)
+
+# %% [markdown]
+# ## The engine and its traffic
+#
+# One serving instance is the essay's model, Llama 3.3 70B, at {glue:text}`weight_bits:.0f`-bit
+# weights ({glue:text}`weight_gb:.0f` GB) on {glue:text}`gpus:d` H100 SXMs working as one
+# (ideal tensor parallelism: FLOP/s, bandwidth and memory add up, and nothing is spent on
+# communication). The memory the weights leave, less the paging chapter's overhead share, holds
+# {glue:text}`kv_tokens:,d` tokens of cache at {glue:text}`kv_kib:.0f` KiB each. Two numbers
+# set the scale of everything below: a decode step with nobody else running reads the
+# weights once and takes {glue:text}`bare_ms:.1f` ms, and prefilling one prompt of
+# {glue:text}`prompt_mean:,.0f` tokens takes {glue:text}`prefill_mean_ms:.0f` ms of pure
+# arithmetic. A step turns from memory-bound to compute-bound at about
+# {glue:text}`ridge_tokens:.0f` tokens, the ridge point of chapter 3.
+#
+# Requests arrive as a Poisson process. Their prompt and output lengths are lognormal, the
+# shape the paging chapter used, with means of {glue:text}`prompt_mean:,.0f` and
+# {glue:text}`output_mean:,.0f` tokens, cut at {glue:text}`max_len:,d`: mostly chat, with a
+# tail of pasted documents many thousands of tokens long. These lengths, the arrival rates and
+# the latency targets are this book's choices, not any paper's. A request meets its target
+# when its first token comes within {glue:text}`ttft_target_s:.0f` s and its later tokens
+# average no more than {glue:text}`tpot_target_ms:.0f` ms apart
+# ({glue:text}`tpot_factor:.0f`× the bare decode step: a stream at least half as fast as the
+# machine can go); goodput counts the requests that meet it.
+#
+# The scheduler is one of:
+#
+# - **No chunking (prefill first)**: whenever a waiting request fits in memory, the next step
+#   runs whole prompts and no decode. This is the behaviour chunked prefill replaced.
+# - **Chunked prefill**: each step takes one token from every running decode first, then
+#   fills the rest of its token budget with prompt chunks, which is how vLLM's documentation
+#   describes its V1 scheduler: "{glue:text}`docs_scheduler`"
+# - **Disaggregated**: prefill instances only prefill (their last prefill step gives the
+#   first token), the cache crosses a network link, and decode instances only decode.
+
+# %% tags=["remove-cell"]
+glue("docs_scheduler", sv.quote("vllm_docs_scheduler").split(". ")[1] + ".")
+
+# %% [markdown]
+# ## A stall, made visible
+#
+# The same {glue:text}`n_requests:,d` requests at {glue:text}`rate:.0f` per second, served once
+# without chunking and once with a budget of {glue:text}`tl_budget:,d` tokens. Each lane below
+# is one request that was already streaming; each tick is one of its tokens.
+
+# %% tags=["hide-input"]
+runs, lanes, spans = sv.chapter_stall()
+napkin.Figure(
+    name="fig-serving-stall",
+    chart=charts.stall_timelines(lanes, spans, "Every stream freezes while prompts prefill",
+                                 dict(zip(runs, ["unchunked", "chunked"]))),
+    caption="Without chunking, a long prompt and the queue behind it take whole steps and "
+            "every running stream stops; with chunked prefill the same streams keep ticking, "
+            "a little more slowly, while the prompt is eaten in pieces.",
+    source="napkin.serving: Llama 3.3 70B (16-bit) on 4 x H100 SXM, roofline step costs "
+           "(data/hardware_specs.csv); seeded Poisson arrivals and lognormal lengths.",
+)
+
+# %% tags=["remove-cell"]
+plain_label, chunk_label = list(runs)
+rid, prompt_long, start, first_plain = spans[plain_label]
+first_chunk = spans[chunk_label][3]
+freeze = sv.longest_freeze(runs[plain_label], start, first_plain)
+in_window = lanes.groupby("run")["gap_s"].max()
+glue("tl_budget", S.timeline_budget)
+glue("long_prompt", prompt_long)
+glue("long_ttft_plain", first_plain - start)
+glue("long_ttft_chunk", first_chunk - start)
+glue("freeze_s", freeze[1] - freeze[0])
+glue("chunk_gap_ms", 1e3 * in_window[chunk_label])
+glue("freeze_over_bare", (freeze[1] - freeze[0]) / bare)
+assert in_window[plain_label] > 10 * in_window[chunk_label]
+
+# %% [markdown]
+# A request with a {glue:text}`long_prompt:,d`-token prompt arrives (the shaded band runs from
+# its arrival to its first token). Without chunking, the scheduler runs waiting prompts before
+# anything else, in whole steps of their own; while this prompt and the ones queued around it
+# prefill, the streams stand still for {glue:text}`freeze_s:.2f` s, about
+# {glue:text}`freeze_over_bare:.0f` bare decode steps. With chunking, the longest gap any of
+# these streams sees is {glue:text}`chunk_gap_ms:.0f` ms. The long request itself pays a
+# little: its first token comes {glue:text}`long_ttft_chunk:.2f` s after it arrived instead of
+# {glue:text}`long_ttft_plain:.2f` s, because it now shares every step with the decodes.
+#
+# ## The dial: the token budget
+#
+# How large should the budget be? Each step runs at most that many tokens, so a decode never
+# waits longer than one budget's worth of arithmetic, and a prompt of $L$ tokens needs at
+# least $L$ divided by what the decodes leave of the budget steps to finish. Pick a load below
+# and read the percentiles against the budget.
+
+# %% tags=["hide-input"]
+dial = sv.chapter_budget_sweep()
+napkin.Figure(
+    name="fig-serving-budget",
+    chart=charts.budget_dial(dial, S.rate_per_s, "The token budget trades inter-token "
+                                                 "latency, and little else"),
+    caption="Inter-token latency at the 99th percentile grows in step with the budget and "
+            "approaches no chunking at all; time to first token barely moves once the budget "
+            "is past the ridge point, and rises steeply below it.",
+    source="napkin.serving, one instance of Llama 3.3 70B on 4 x H100 SXM, roofline step "
+           "costs; seeded traffic at each load. Dashed: the same percentile without chunking.",
+)
+
+# %%
+at = dial[dial["rate_per_s"] == S.rate_per_s]
+tables.styled(at.assign(
+    setup=np.where(at["policy"] == "chunked", at["budget"].map("{:,}".format), "no chunking"),
+    ttft50=(1e3 * at["ttft_p50_s"]).map("{:,.0f}".format),
+    ttft99=(1e3 * at["ttft_p99_s"]).map("{:,.0f}".format),
+    itl50=(1e3 * at["itl_p50_s"]).map("{:,.1f}".format),
+    itl99=(1e3 * at["itl_p99_s"]).map("{:,.1f}".format),
+    gapmax=(1e3 * at["itl_max_s"]).map("{:,.0f}".format),
+    met=at["attainment"].map("{:.0%}".format)),
+    "table-serving-budget", {
+        "setup": "Budget (tokens)", "ttft50": "TTFT p50 (ms)", "ttft99": "TTFT p99 (ms)",
+        "itl50": "ITL p50 (ms)", "itl99": "ITL p99 (ms)", "gapmax": "Longest gap (ms)",
+        "met": "Within both targets"})
+
+# %% tags=["remove-cell"]
+d = at.set_index(at["budget"].where(at["policy"] == "chunked", 0))
+low, itl_b, ttft_b = S.budgets[0], int(essay.claim("chunk_budget_itl")), \
+    int(essay.claim("chunk_budget_ttft"))
+mid = S.budgets[1]
+glue("util", d.loc[0, "utilisation"])
+glue("itl99_plain_ms", 1e3 * d.loc[0, "itl_p99_s"])
+glue("itl99_itl_ms", 1e3 * d.loc[itl_b, "itl_p99_s"])
+glue("itl99_ttft_ms", 1e3 * d.loc[ttft_b, "itl_p99_s"])
+glue("itl99_mid_ms", 1e3 * d.loc[mid, "itl_p99_s"])
+glue("ttft50_low_ms", 1e3 * d.loc[low, "ttft_p50_s"])
+glue("ttft50_mid_ms", 1e3 * d.loc[mid, "ttft_p50_s"])
+glue("ttft50_itl_ms", 1e3 * d.loc[itl_b, "ttft_p50_s"])
+glue("ttft50_ttft_ms", 1e3 * d.loc[ttft_b, "ttft_p50_s"])
+glue("ttft99_itl_ms", 1e3 * d.loc[itl_b, "ttft_p99_s"])
+glue("ttft99_ttft_ms", 1e3 * d.loc[ttft_b, "ttft_p99_s"])
+glue("budget_low", low)
+glue("budget_mid", mid)
+glue("met_itl", d.loc[itl_b, "attainment"])
+glue("met_ttft", d.loc[ttft_b, "attainment"])
+glue("met_mid", d.loc[mid, "attainment"])
+glue("met_plain", d.loc[0, "attainment"])
+hi_rate = max(S.rates_per_s)
+top = dial[(dial["rate_per_s"] == hi_rate) & (dial["budget"] == low)].iloc[0]
+glue("hi_rate", hi_rate)
+glue("ttft50_low_hi_ms", 1e3 * top["ttft_p50_s"])
+chunked_at = at[at["policy"] == "chunked"]
+assert chunked_at["itl_p99_s"].is_monotonic_increasing or \
+    chunked_at["itl_p99_s"].iloc[:-1].is_monotonic_increasing
+assert d.loc[0, "itl_p99_s"] > d.loc[itl_b, "itl_p99_s"]
+# "the per-token target is what fails first": the first-token target holds at the 99th percentile
+assert (at[at["budget"] >= mid]["ttft_p99_s"] < ttft_target).all()
+
+# %% [markdown]
+# At {glue:text}`rate:.0f` requests per second the arithmetic is busy
+# {glue:text}`util:.0%` of the time. Without chunking the 99th-percentile gap between tokens
+# is {glue:text}`itl99_plain_ms:.0f` ms. With chunking it is {glue:text}`itl99_mid_ms:.0f` ms at
+# a budget of {glue:text}`budget_mid:d` tokens, {glue:text}`itl99_itl_ms:.0f` ms at
+# {glue:text}`essay_itl_budget:,.0f` and {glue:text}`itl99_ttft_ms:.0f` ms at
+# {glue:text}`essay_ttft_budget:,.0f`: every doubling of the budget roughly doubles the worst
+# steps, because once a step is past the ridge point its length is its arithmetic. That is
+# the essay's first half, and vLLM's documentation says the same: "{glue:text}`docs_itl`"
+#
+# The other half, that a budget above {glue:text}`essay_ttft_budget:,.0f` favours the first
+# token, hardly shows. The median first token comes after {glue:text}`ttft50_itl_ms:.0f` ms
+# at {glue:text}`essay_itl_budget:,.0f` tokens and {glue:text}`ttft50_ttft_ms:.0f` ms at
+# {glue:text}`essay_ttft_budget:,.0f` (99th percentile: {glue:text}`ttft99_itl_ms:.0f` and
+# {glue:text}`ttft99_ttft_ms:.0f` ms). Where the budget does decide the first token is below
+# the ridge point: at {glue:text}`budget_low:d` tokens each step is memory-bound, pays a full
+# read of the weights for few tokens, and the median first token takes
+# {glue:text}`ttft50_low_ms:.0f` ms here and {glue:text}`ttft50_low_hi_ms:,.0f` ms at
+# {glue:text}`hi_rate:.0f` requests per second, where the queue never drains. In a roofline
+# world a prompt costs the same arithmetic in one piece or in many, so above the ridge the
+# budget only decides how the decodes share the steps.
+#
+# Under the latency targets, {glue:text}`met_plain:.0%` of requests are served in time without
+# chunking, {glue:text}`met_ttft:.0%` at a budget of {glue:text}`essay_ttft_budget:,.0f`,
+# {glue:text}`met_itl:.0%` at {glue:text}`essay_itl_budget:,.0f` and
+# {glue:text}`met_mid:.0%` at {glue:text}`budget_mid:d`: the per-token target is what fails
+# first, and a smaller budget is what meets it.
+#
+# ### Raw throughput
+#
+# The essay also says a large budget favours "raw throughput", and vLLM's documentation
+# recommends more than {glue:text}`docs_tp_budget:,.0f` tokens "for optimal throughput". To
+# measure throughput rather than the arrival rate, the next run puts every request in the
+# queue at once, so the engine never waits for work.
+
+# %%
+sat = sv.chapter_saturation()
+tables.styled(sat.assign(
+    setup=np.where(sat["policy"] == "chunked", sat["budget"].map("{:,}".format),
+                   "no chunking"),
+    makespan=sat["makespan_s"].map("{:,.1f}".format),
+    decodes=sat["mean_decodes"].map("{:,.0f}".format),
+    busy=sat["utilisation"].map("{:.0%}".format)),
+    "table-serving-saturation", {
+        "setup": "Budget (tokens)", "makespan": "All requests done (s)",
+        "throughput_tok_per_s": "Output tokens/s", "decodes": "Decodes per step",
+        "busy": "Arithmetic busy"})
+
+# %% tags=["remove-cell"]
+st = sat.set_index(sat["budget"].where(sat["policy"] == "chunked", 0))
+big = st.loc[[b for b in S.budgets if b >= mid], "throughput_tok_per_s"]
+glue("docs_itl", sv.quote("vllm_docs_budget_itl"))
+glue("docs_tp_budget", sv.claim("vllm_docs_budget_throughput"))
+glue("sat_spread", big.max() / big.min() - 1)
+glue("sat_best_budget", int(big.idxmax()))
+glue("sat_itl", st.loc[itl_b, "throughput_tok_per_s"])
+glue("sat_ttft", st.loc[ttft_b, "throughput_tok_per_s"])
+glue("sat_low", st.loc[low, "throughput_tok_per_s"])
+assert st.loc[low, "throughput_tok_per_s"] < big.max()
+
+# %% [markdown]
+# From {glue:text}`budget_mid:d` tokens up, every budget pushes the same work through within
+# {glue:text}`sat_spread:.0%` ({glue:text}`sat_itl:,.0f` output tokens per second at
+# {glue:text}`essay_itl_budget:,.0f`, {glue:text}`sat_ttft:,.0f` at
+# {glue:text}`essay_ttft_budget:,.0f`), and the best is the smallest,
+# {glue:text}`sat_best_budget:d`; only below the ridge does throughput fall
+# ({glue:text}`sat_low:,.0f` at {glue:text}`budget_low:d`). The roofline cannot reproduce a
+# throughput gain from large budgets, and that is informative: on a real GPU the gain comes
+# from what a roofline leaves out. A matmul over {glue:text}`budget_mid:d` rows reaches a
+# smaller share of peak FLOP/s than one over {glue:text}`essay_ttft_budget:,.0f`; every step
+# pays fixed costs (scheduling, sampling, kernel launches) that a larger step spreads over
+# more tokens. The simulation says those effects,
+# not the arithmetic, are what the advice about large budgets is about.
+#
+# ## Disaggregation
+#
+# Now {glue:text}`instances:d` instances serve together, each the {glue:text}`gpus:d`-GPU
+# machine above. Colocated, each runs both phases; disaggregated, some only prefill and the
+# rest only decode, and each finished cache crosses a network link to a decode instance. The
+# link is one {glue:text}`link_gbs:.0f` GB/s NIC, one of the
+# {glue:text}`link_gbits:.0f` Gb/s InfiniBand cards NVIDIA lists for an H200 system
+# {cite}`mlperf_h200_system`; at that rate a {glue:text}`prompt_mean:,.0f`-token cache takes
+# {glue:text}`move_mean_ms:.0f` ms and a {glue:text}`max_len:,d`-token one
+# {glue:text}`move_max_ms:.0f` ms.
+
+# %% tags=["remove-cell"]
+link = sv.default_link_bytes_per_s()
+glue("instances", S.instances)
+glue("link_gbs", link / GB)
+glue("link_gbits", 8 * link / 1e9)
+glue("move_mean_ms", 1e3 * float(sv.transfer_seconds(server, S.prompt_mean_tokens, link)))
+glue("move_max_ms", 1e3 * float(sv.transfer_seconds(server, S.max_len, link)))
+
+# %% tags=["hide-input"]
+cluster, configs = sv.chapter_cluster()
+target = sv.claim("distserve_attainment") / 100
+napkin.Figure(
+    name="fig-serving-goodput",
+    chart=charts.goodput(cluster, target, "Goodput: requests served within both targets",
+                         list(configs)),
+    caption="Without chunking, the share of requests served in time collapses first; "
+            "disaggregation holds up for longer once the split gives prefill enough machines; "
+            "chunked prefill with a small budget holds up longest in a roofline world.",
+    source="napkin.serving, four instances of Llama 3.3 70B on 4 x H100 SXM each, roofline "
+           "step costs, 50 GB/s KV link (data/serving_links.csv); seeded traffic per rate.",
+)
+
+# %% tags=["remove-cell"]
+rates = {c: sv.max_rate(cluster, c, target) for c in configs}
+k = S.instances
+plain_c, c2048, c512 = f"No chunking x {k}", f"Chunked 2,048 x {k}", f"Chunked 512 x {k}"
+splits = [c for c in configs if "prefill +" in c]
+best_split = max(splits, key=lambda c: np.nan_to_num(rates[c]))
+glue("target", target)
+glue("rate_plain", rates[plain_c])
+glue("rate_2048", rates[c2048])
+glue("rate_512", rates[c512])
+glue("rate_best_split", rates[best_split])
+glue("best_split", best_split.lower())
+glue("gain_split_plain", rates[best_split] / rates[plain_c])
+glue("gain_2048_plain", rates[c2048] / rates[plain_c])
+glue("gain_512_text", ("at least " if rates[c512] >= max(S.cluster_rates_per_s) else "")
+     + f"{rates[c512] / rates[plain_c]:.1f}×")
+glue("rate_512_text", ("at least " if rates[c512] >= max(S.cluster_rates_per_s) else "")
+     + f"{rates[c512]:.0f}")
+glue("distserve_low", sv.claim("distserve_goodput"))
+glue("distserve_v1", sv.claim("distserve_goodput_v1"))
+glue("sarathi_low", sv.claim("sarathi_capacity"))
+glue("sarathi_high", sv.claim("sarathi_capacity", "high"))
+worst_split = min(splits, key=lambda c: np.nan_to_num(rates[c]))
+glue("worst_split", worst_split.lower())
+glue("rate_worst_split", rates[worst_split])
+assert rates[best_split] > rates[plain_c] and rates[c2048] > rates[plain_c]
+
+# %% [markdown]
+# DistServe measures goodput as the highest request rate at which at least
+# {glue:text}`target:.0%` of requests meet their targets. Here that rate is
+# {glue:text}`rate_plain:.0f` requests per second without chunking,
+# {glue:text}`rate_2048:.0f` with chunked prefill at {glue:text}`essay_itl_budget:,.0f`
+# tokens, {glue:text}`rate_best_split:.0f` for the best split
+# ({glue:text}`best_split`) and {glue:text}`rate_512_text` for
+# chunked prefill at {glue:text}`budget_mid:d` tokens. Disaggregation buys
+# {glue:text}`gain_split_plain:.1f`× the goodput of the unchunked engine; chunking buys
+# {glue:text}`gain_2048_plain:.1f`× at {glue:text}`essay_itl_budget:,.0f` tokens and
+# {glue:text}`gain_512_text` at {glue:text}`budget_mid:d`.
+#
+# The directions agree with the papers. DistServe reports {glue:text}`distserve_low:.1f`×
+# more requests than the systems it compared with ({glue:text}`distserve_v1:.2f`× in its first
+# version), and Sarathi-Serve {glue:text}`sarathi_low:.1f`× to
+# {glue:text}`sarathi_high:.1f`× the serving capacity of vLLM. The sizes
+# differ, and so does one ranking: here chunked prefill at a small budget serves more than any
+# split. In this simulation a small chunk costs nothing beyond its arithmetic, so colocated
+# chunking never pays for the interference DistServe removes, while disaggregated pools strand
+# capacity whenever the split does not match the traffic: with the {glue:text}`worst_split`
+# split the goodput is
+# {glue:text}`rate_worst_split:.0f` requests per second. The table shows the split at one rate.
+
+# %%
+split = cluster[cluster["rate_per_s"] == S.split_rate_per_s].set_index("config").loc[
+    [c2048, c512, *splits]].reset_index()
+tables.styled(split.assign(
+    ttft50=(1e3 * split["ttft_p50_s"]).map("{:,.0f}".format),
+    ttft99=(1e3 * split["ttft_p99_s"]).map("{:,.0f}".format),
+    tpot99=(1e3 * split["tpot_p99_s"]).map("{:,.1f}".format),
+    itl99=(1e3 * split["itl_p99_s"]).map("{:,.1f}".format),
+    met=split["attainment"].map("{:.0%}".format)),
+    "table-serving-split", {
+        "config": "Setup", "ttft50": "TTFT p50 (ms)", "ttft99": "TTFT p99 (ms)",
+        "tpot99": "Per-token p99 (ms)", "itl99": "ITL p99 (ms)", "met": "Within both targets"})
+
+# %% tags=["remove-cell"]
+sp = split.set_index("config")
+n_pre = int(best_split.split()[0])
+lk = sv.chapter_link(n_pre, k - n_pre).set_index("link_share")
+glue("split_rate", S.split_rate_per_s)
+glue("tpot99_split_ms", 1e3 * sp.loc[best_split, "tpot_p99_s"])
+glue("tpot99_2048_ms", 1e3 * sp.loc[c2048, "tpot_p99_s"])
+glue("itl99_split_ms", 1e3 * sp.loc[best_split, "itl_p99_s"])
+glue("bare_x", sp.loc[best_split, "tpot_p99_s"] / bare)
+glue("slow_share", S.slow_link_share)
+glue("slow_gbs", lk.loc[S.slow_link_share, "link_GB_per_s"])
+glue("slow_move_ms", 1e3 * lk.loc[S.slow_link_share, "mean_transfer_s"])
+glue("fast_move_ms", 1e3 * lk.loc[1.0, "mean_transfer_s"])
+glue("slow_busy", lk.loc[S.slow_link_share, "link_busy"])
+glue("fast_busy", lk.loc[1.0, "link_busy"])
+glue("slow_tpot99_ms", 1e3 * lk.loc[S.slow_link_share, "tpot_p99_s"])
+glue("fast_tpot99_ms", 1e3 * lk.loc[1.0, "tpot_p99_s"])
+glue("slow_met", lk.loc[S.slow_link_share, "attainment"])
+glue("fast_met", lk.loc[1.0, "attainment"])
+assert lk.loc[S.slow_link_share, "link_busy"] > 1 > lk.loc[1.0, "link_busy"]
+assert lk.loc[S.slow_link_share, "attainment"] < lk.loc[1.0, "attainment"]
+
+# %% [markdown]
+# At {glue:text}`split_rate:.0f` requests per second, the decode instances of the
+# {glue:text}`best_split` split never see a prompt, and their 99th-percentile time per token
+# is {glue:text}`tpot99_split_ms:.0f` ms, {glue:text}`bare_x:.1f`× the bare decode step: a
+# large batch reads more cache, nothing else slows it. Colocated at a budget of
+# {glue:text}`essay_itl_budget:,.0f` the same percentile is {glue:text}`tpot99_2048_ms:.0f` ms.
+# What the split costs is the first token, which now waits for a smaller pool of prefill
+# machines.
+#
+# The link matters once it fills up. Over the full NIC a cache takes
+# {glue:text}`fast_move_ms:.0f` ms on average and each prefill instance's link is busy
+# {glue:text}`fast_busy:.0%` of the time. At {glue:text}`slow_share:.0%` of that bandwidth
+# ({glue:text}`slow_gbs:.0f` GB/s) a cache takes {glue:text}`slow_move_ms:.0f` ms, the link
+# would have to be busy {glue:text}`slow_busy:.0%` of the time, caches queue behind each other,
+# the 99th-percentile time per token rises from {glue:text}`fast_tpot99_ms:.0f` to
+# {glue:text}`slow_tpot99_ms:,.0f` ms and {glue:text}`slow_met:.0%` of requests stay within
+# target (against {glue:text}`fast_met:.0%`). Disaggregation needs a link sized for the
+# prompt traffic, and the longer the prompts, the bigger that link.
+#
+# ## Where this simulation stops being trustworthy
+#
+# The simulation is a roofline with a scheduler attached, and it inherits the roofline's
+# optimism and its blind spots:
+#
+# - **Every step runs at the roofline.** Real kernels reach a fraction of peak FLOP/s and
+#   bandwidth, and a smaller fraction for small matmuls; there are no per-step fixed costs
+#   (scheduling, sampling, launching kernels). This is why the simulation cannot show the
+#   throughput gain of large budgets, and why it flatters small ones. Absolute latencies are
+#   lower bounds.
+# - **Tensor parallelism is free.** The GPUs of an instance act as one chip as large as all of
+#   them together; a real
+#   deployment pays all-reduces every layer, more so for decode, and DistServe's gains come
+#   partly from choosing a different parallelism for each phase, which this model cannot
+#   express.
+# - **Memory never runs out mid-request.** A request is admitted only when its whole final
+#   length fits, so nothing is ever preempted or recomputed; the paging chapter shows what
+#   that leaves out.
+# - **The traffic is synthetic.** Lognormal lengths with chosen means, Poisson arrivals, and
+#   no prefix caching; the papers replay real traces. Percentiles at the 99th rest on a few
+#   requests each.
+# - **The link is a pipe.** Transfers run at the stated bandwidth one after another, with no
+#   protocol overhead, no overlap with the prefill and no contention.
+#
+# What survives those caveats is the structure: a step's length is set by its arithmetic once
+# it passes the ridge, so the budget bounds the inter-token gap; chunking never changes the
+# total work; and splitting the phases buys decode latency at the price of prefill capacity
+# that must match the traffic.
+#
+# ## Closing note
+#
+# {glue:md}`closing_note`
+
+# %% tags=["remove-cell"]
+glue_markdown("closing_note", "\n".join([
+    f"At {S.rate_per_s:.0f} requests per second on one Llama 3.3 70B instance "
+    f"({server.roof.name}, arithmetic {d.loc[0, 'utilisation']:.0%} busy), the simulated "
+    f"99th-percentile inter-token latency is {1e3 * d.loc[0, 'itl_p99_s']:.0f} ms without "
+    f"chunking and {1e3 * d.loc[itl_b, 'itl_p99_s']:.0f} ms with chunked prefill at a budget "
+    f"of {itl_b:,} tokens ({1e3 * d.loc[ttft_b, 'itl_p99_s']:.0f} ms at {ttft_b:,}); the "
+    f"longest freeze without chunking lasts {freeze[1] - freeze[0]:.2f} s.", "",
+    f"- The essay's dial holds for inter-token latency. For the first token and for raw "
+    f"throughput, budgets above the ridge point change little in a roofline world "
+    f"(median TTFT {1e3 * d.loc[itl_b, 'ttft_p50_s']:.0f} ms at {itl_b:,} and "
+    f"{1e3 * d.loc[ttft_b, 'ttft_p50_s']:.0f} ms at {ttft_b:,}); their advantage on real GPUs "
+    "comes from kernel efficiency and per-step costs the roofline does not model.",
+    f"- With {k} instances, goodput at {target:.0%} attainment is {rates[plain_c]:.0f} "
+    f"requests/s without chunking, {rates[c2048]:.0f} with chunking at {itl_b:,}, and "
+    f"{rates[best_split]:.0f} disaggregated ({best_split.lower()}): "
+    f"{rates[best_split] / rates[plain_c]:.1f}x the unchunked goodput, where DistServe "
+    f"reports {sv.claim('distserve_goodput'):.1f}x; chunking gives "
+    f"{rates[c2048] / rates[plain_c]:.1f}x at {itl_b:,} and "
+    f"{'at least ' if rates[c512] >= max(S.cluster_rates_per_s) else ''}"
+    f"{rates[c512] / rates[plain_c]:.1f}x at {mid}, where Sarathi-Serve reports "
+    f"{sv.claim('sarathi_capacity'):.1f}-{sv.claim('sarathi_capacity', 'high'):.1f}x.",
+]))
