@@ -228,3 +228,12 @@ def test_styled_table_has_a_stable_id():
 def test_kib_constant():
     assert 327_680 / KiB == 320
     assert math.isclose(units.KiB * 1024, units.MiB)
+
+
+def test_every_number_the_essay_states_is_checked():
+    """The errata page must read every claim in data/essay_claims.csv against the data."""
+    from napkin import errata
+
+    covered = set().union(*(errata.claims_checked(fn) for fn in errata.CHECKS))
+    unchecked = set(essay.claims()["claim"]) - covered
+    assert not unchecked, f"no errata check covers these essay claims: {sorted(unchecked)}"

@@ -49,6 +49,16 @@ def check(fn: Callable[[], Erratum]) -> Callable[[], Erratum]:
     return fn
 
 
+def claims_checked(fn: Callable[[], Erratum]) -> set[str]:
+    """The essay claims a check covers: those it declares, and those its code reads
+    with ``essay.claim("name")``."""
+    import inspect
+    import re
+
+    named = set(re.findall(r"""claim\(\s*["']([a-z0-9_]+)["']""", inspect.getsource(fn)))
+    return named | set(fn().claims)
+
+
 def all_errata(include_agreeing: bool = True) -> pd.DataFrame:
     rows = [asdict(fn()) for fn in CHECKS]
     df = pd.DataFrame(rows)
@@ -348,6 +358,33 @@ def spark_pair() -> Erratum:
 
 
 @check
+def spark_specs() -> Erratum:
+    spark = hardware.chip("DGX Spark")
+    stated = {"fp4_tensor_sparse_TFLOPS": essay.claim("spark_fp4_sparse"),
+              "memory_bandwidth_GB_per_s": essay.claim("spark_bandwidth"),
+              "memory_capacity_GB": essay.claim("spark_capacity")}
+    same = all(spark.specs[k] == v for k, v in stated.items())
+    return Erratum(
+        topic="DGX Spark: the petaFLOP, the bandwidth, the memory",
+        chapter="02_spark_gap",
+        essay_says=f"{stated['fp4_tensor_sparse_TFLOPS']:,.0f} TFLOPS sparse FP4, "
+                   f"{stated['memory_bandwidth_GB_per_s']:.0f} GB/s, "
+                   f"{stated['memory_capacity_GB']:.0f} GB",
+        data_says=f"{spark.specs['fp4_tensor_sparse_TFLOPS']:,.0f} TFLOPS sparse FP4 (no dense "
+                  f"16-bit tensor figure is published; FP32 vector "
+                  f"{spark.specs['fp32_vector_TFLOPS']:.0f} TFLOPS), "
+                  f"{spark.specs['memory_bandwidth_GB_per_s']:.0f} GB/s, "
+                  f"{spark.specs['memory_capacity_GB']:.0f} GB",
+        verdict="agrees" if same else "inconsistent",
+        conclusion_holds=True,
+        explanation="The essay labels the petaFLOP correctly as sparse FP4; nothing in the "
+                    "decode or 16-bit prefill of this book runs at that rate.",
+        source=spark.source("fp4_tensor_sparse_TFLOPS"),
+        claims=("spark_fp4_sparse", "spark_bandwidth", "spark_capacity"),
+    )
+
+
+@check
 def spark_gap() -> Erratum:
     gap = essay.claim("spark_gap")
     builds = phases.essay_pair_by_build()
@@ -499,6 +536,7 @@ def llama33_config_reading() -> Erratum:
         conclusion_holds=not differ,
         explanation="The config.json the essay links, as recorded in data/models.",
         source=catalog.index().set_index("model").loc["Llama-3.3-70B", "config_url"],
+        claims=tuple(claim for claim, _ in pairs.values()),
     )
 
 
