@@ -90,6 +90,14 @@ def chip_table(chips=CHIPS) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _models(models, weight_format):
+    """Each model (all in the catalog by default) with its config, context limit and
+    weight bytes: what every capacity table needs before it loops over chips."""
+    for model in models or catalog.names():
+        cfg = catalog.config(model)
+        yield model, cfg, kvcache.context_limit(cfg), catalog.weight_bytes(model, weight_format)
+
+
 def max_batch_table(models=None, chips=CHIPS, contexts=CONTEXTS, weight_format=WEIGHTS,
                     kv_dtype="f16") -> pd.DataFrame:
     """Largest batch of ``context`` tokens each that fits beside the weights, per model,
@@ -97,10 +105,7 @@ def max_batch_table(models=None, chips=CHIPS, contexts=CONTEXTS, weight_format=W
     the model serves; 0 where the weights alone do not fit, or leave room for no sequence."""
     rows = []
     capacity = chip_table(chips).set_index("chip")["capacity_bytes"]
-    for model in models or catalog.names():
-        cfg = catalog.config(model)
-        limit = kvcache.context_limit(cfg)
-        weights = catalog.weight_bytes(model, weight_format)
+    for model, cfg, limit, weights in _models(models, weight_format):
         for chip in chips:
             for context in contexts:
                 beyond = context > limit
@@ -150,10 +155,7 @@ def batch_limit_curves(models=None, chips=DATACENTER, contexts=None, weight_form
     1k to the model's limit), per model and chip, beside the chip's roofline crossover."""
     rows = []
     capacity = chip_table(chips).set_index("chip")["capacity_bytes"]
-    for model in models or catalog.names():
-        cfg = catalog.config(model)
-        limit = kvcache.context_limit(cfg)
-        weights = catalog.weight_bytes(model, weight_format)
+    for model, cfg, limit, weights in _models(models, weight_format):
         grid = contexts or [2**k for k in range(10, 18) if 2**k <= limit]
         for chip in chips:
             ridge = crossover_batch(chip)
