@@ -111,7 +111,11 @@ class Visit:
                     const b = t.getBoundingClientRect();
                     return b.width > 0 && (b.right > frame.right + 1 || b.left < frame.left - 1);
                 }).map(t => t.textContent.slice(0, 40));
-                return {id: el.id, drawn: el.dataset.drawn === 'true', overflow,
+                // a legend label cut with an ellipsis although the chart had room for more
+                const cutShort = [...el.querySelectorAll('.role-legend-label text')].filter(t =>
+                    t.textContent.endsWith('\u2026') &&
+                    t.getBoundingClientRect().right < frame.right - 60).map(t => t.textContent);
+                return {id: el.id, drawn: el.dataset.drawn === 'true', overflow, cutShort,
                         error: el.classList.contains('napkin-chart-error') ? el.textContent : null,
                         marks: svg ? svg.querySelectorAll('path, rect, text, line').length : 0,
                         width: box ? box.width : 0, height: box ? box.height : 0,
@@ -173,6 +177,9 @@ def test_chapters_fit_a_phone(browser, site_url):
                 f"{page}: chart {chart['id']} is wider than its column at 400 px"
             assert not chart["overflow"], \
                 f"{page}: chart {chart['id']} cuts off text at 400 px: {chart['overflow']}"
+            assert not chart["cutShort"], \
+                f"{page}: chart {chart['id']} cuts legend labels short at 400 px although " \
+                f"there is room: {chart['cutShort']}"
         assert result["scrollWidth"] <= result["viewport"] + 1, \
             f"{page}: the page scrolls sideways at 400 px"
         visit.close()

@@ -23,7 +23,7 @@
 
   // x-axis titles wrap too (bold 12 px), legend labels are limited; layers and
   // concatenations are walked.
-  function wrapAxisTitles(node, width) {
+  function wrapAxisTitles(node, width, legendRoom) {
     if (!node || typeof node !== "object") { return; }
     var x = node.encoding && node.encoding.x;
     // centred on the plot, which is narrower than the figure: wrap well inside it
@@ -32,21 +32,23 @@
     Object.keys(node.encoding || {}).forEach(function (channel) {
       var legend = node.encoding[channel] && node.encoding[channel].legend;
       if (legend && typeof legend === "object") {
-        legend.labelLimit = Math.min(legend.labelLimit || Infinity, legendLimit(width));
+        legend.labelLimit = Math.min(legend.labelLimit || Infinity, legendRoom);
       }
     });
     ["layer", "hconcat", "vconcat", "concat"].forEach(function (key) {
-      (node[key] || []).forEach(function (child) { wrapAxisTitles(child, width); });
+      (node[key] || []).forEach(function (child) { wrapAxisTitles(child, width, legendRoom); });
     });
   }
 
   // On a phone, long y labels (chip names) are cut at a third of the width, and the
-  // legend, which starts where the plot starts, gets what is left.
+  // legend, which starts where the plot starts, gets what is left: a first guess, which
+  // roomForLegend corrects once the chart is drawn and the plot's left edge is known.
   function legendLimit(width) { return width < 560 ? Math.round(width * 0.6 - 70) : width - 60; }
 
-  function fitToWidth(spec, width) {
+  function fitToWidth(spec, width, legendRoom) {
     var s = JSON.parse(JSON.stringify(spec));
-    wrapAxisTitles(s, width);
+    legendRoom = legendRoom || legendLimit(width);
+    wrapAxisTitles(s, width, legendRoom);
     if (s.title) {
       var t = typeof s.title === "string" ? { text: s.title } : s.title;
       if (typeof t.text === "string") { t.text = wrap(t.text, width, 16.5); }  // bold 15 px
@@ -56,12 +58,27 @@
     if (width < 560) {
       s.config = s.config || {};
       s.config.legend = Object.assign({}, s.config.legend,
-                                      { columns: 1, labelLimit: legendLimit(width) });
+                                      { columns: 1, labelLimit: legendRoom });
       s.config.axisY = Object.assign({}, s.config.axisY, { labelLimit: Math.round(width * 0.35) });
       // a title computed as the reader drags a slider cannot be wrapped here: smaller type
       s.config.title = Object.assign({}, s.config.title, { fontSize: 13 });
     }
     return s;
+  }
+
+  // The width a cut-short legend label could have: from where the drawn legend starts to
+  // the chart's right edge, less its symbol. Zero when nothing was cut or no more fits.
+  function roomForLegend(el, limit) {
+    var labels = el.querySelectorAll(".role-legend-label text");
+    var cut = Array.prototype.some.call(labels, function (t) {
+      return /\u2026$/.test(t.textContent);
+    });
+    var legend = el.querySelector(".role-legend");
+    var svg = el.querySelector("svg.marks");  // narrower than el: the actions menu sits beside it
+    if (!cut || !legend || !svg) { return 0; }
+    var right = svg.getBoundingClientRect().right;
+    var room = Math.floor(right - legend.getBoundingClientRect().left - 36);
+    return room > limit + 8 ? room : 0;
   }
 
   window.napkinDraw = function (id, spec) {
@@ -74,8 +91,13 @@
       return;
     }
     var options = Object.assign({}, EMBED_OPTIONS, { downloadFileName: el.parentNode.id || id });
-    var fitted = fitToWidth(spec, el.clientWidth || 600);
-    window.vegaEmbed(el, fitted, options).then(function () {
+    var width = el.clientWidth || 600;
+    window.vegaEmbed(el, fitToWidth(spec, width), options).then(function (result) {
+      var room = roomForLegend(el, legendLimit(width));
+      if (!room) { return result; }
+      result.finalize();
+      return window.vegaEmbed(el, fitToWidth(spec, width, room), options);
+    }).then(function () {
       el.setAttribute("data-drawn", "true");
     }).catch(function (err) {
       el.textContent = "This chart failed to draw: " + err.message;
