@@ -78,7 +78,7 @@ sync: $(STAMP)
 	@for nb in $(NOTEBOOKS); do \
 	  echo "==> [sync] $$nb"; \
 	  $(BIN)/jupytext --quiet --set-formats ipynb,py:percent "$$nb" && \
-	  $(BIN)/jupyter nbconvert --log-level WARN --to notebook --execute --inplace "$${nb%.py}.ipynb" && \
+	  $(BIN)/jupyter nbconvert --log-level WARN --to notebook --execute --ExecutePreprocessor.record_timing=False --inplace "$${nb%.py}.ipynb" && \
 	  $(BIN)/jupytext --quiet --sync "$${nb%.py}.ipynb" || exit 1; \
 	done
 
