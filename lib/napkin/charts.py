@@ -46,8 +46,9 @@ def napkin_theme() -> alt.theme.ThemeConfig:
             "view": {"stroke": None, "continuousHeight": 320},
             # the first and last tick labels stay inside the plot (no clipping on a phone)
             "axisX": {"labelFlush": True},
-            "axis": {"labelFontSize": 12, "titleFontSize": 12, "gridColor": "#e6e3de",
-                     "domainColor": "#8a8378", "tickColor": "#8a8378"},
+            # labelSeparation: adjacent labels (a log axis's 1 and 2) never touch and read as 12
+            "axis": {"labelFontSize": 12, "labelSeparation": 4, "titleFontSize": 12,
+                     "gridColor": "#e6e3de", "domainColor": "#8a8378", "tickColor": "#8a8378"},
             "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "bottom",
                        "direction": "horizontal", "columns": 2, "labelLimit": 260},
             "title": {"fontSize": 15, "subtitleFontSize": 12, "anchor": "start",
