@@ -55,7 +55,6 @@ import napkin
 from napkin import buying, essay, tables
 from napkin.figures import buying as charts
 from napkin.prose import glue, glue_markdown
-from napkin.units import GB, TFLOPS
 
 presets = buying.presets()
 agent, chat, many = presets["coding agent"], presets["chat"], presets["many users"]

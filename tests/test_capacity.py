@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from napkin import capacity, catalog, errata, gqa, hardware, kv_cache_bytes, kvcache
-from napkin.units import GB, GiB
+from napkin import capacity, catalog, errata, gqa, hardware, kv_cache_bytes
+from napkin.units import GiB
 
 LLAMA = "Llama-3.3-70B"
 

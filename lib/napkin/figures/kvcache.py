@@ -128,7 +128,7 @@ def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float]
         KV=f"{cache} / {GB}",
         KV_GiB=f"{cache} / {GiB}",
         per_token_KiB=f"(datum.full_elements + datum.windowed_elements) * {kv_bytes} / 1024",
-        beyond=f"context > datum.context_limit",
+        beyond="context > datum.context_limit",
     )
     bars = base.transform_fold(["Weights", "KV"], as_=["part", "GB"]).mark_bar(
         height=38).encode(
@@ -143,7 +143,6 @@ def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float]
                  alt.Tooltip("per_token_KiB:Q", title="KV per token (KiB, short context)",
                              format=",.1f")])
     chip_df = chips.assign(GB=chips["capacity_bytes"] / GB)
-    chip_names = chip_df["chip"].tolist()
     chip_tips = [alt.Tooltip("chip:N", title="Chip"),
                  alt.Tooltip("GB:Q", title="Memory (GB)", format=",.0f"),
                  alt.Tooltip("capacity_spec:N", title="Figure used")]

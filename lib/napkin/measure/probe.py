@@ -70,6 +70,5 @@ def read_bandwidth(array_bytes: int = DEFAULT_BYTES, passes: int = 7,
         elapsed = time.perf_counter() - start
         if n:  # the first pass warms the page tables and caches
             rates.append(data.nbytes / elapsed)
-    del data, chunks
     return ProbeResult(best_bytes_per_s=max(rates), worst_bytes_per_s=min(rates),
                        passes=passes, threads=threads, array_bytes=array_bytes)

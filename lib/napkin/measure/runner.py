@@ -320,8 +320,9 @@ class LlamaBench:
         cmd = [self.binary, *args, "-o", "json"]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"llama-bench did not finish in {timeout:.0f} s: {' '.join(cmd)}")
+        except subprocess.TimeoutExpired as err:
+            raise RuntimeError(f"llama-bench did not finish in {timeout:.0f} s: "
+                               f"{' '.join(cmd)}") from err
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
             raise RuntimeError(f"llama-bench exited with status {proc.returncode}: "
