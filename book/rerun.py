@@ -97,7 +97,10 @@ glue("depth_quick", words(f"{d:,}" for d in depth.QUICK.depths))
 #
 # Each test gets a new context, one warm-up run and several timed repetitions with the cache
 # cleared before each; the result is the mean of the per-repetition rates with their sample
-# standard deviation, which is how `llama-bench` reports it.
+# standard deviation, which is how `llama-bench` reports it. Run in-process through the
+# Python binding, the same llama.cpp comes out slightly slower than a `llama-bench` binary on
+# the same model and machine, so the live numbers lean conservative; `benchmarks/README.md`
+# in the repository has the measured ratios and how to rerun the comparison.
 #
 # ## Why a synthetic model is honest for speed
 #
