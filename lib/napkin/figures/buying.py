@@ -139,8 +139,9 @@ def calculator(rows: pd.DataFrame, presets: dict, formats: list[str], models_sho
         "low:Q", title="s, or tokens/s (log scale)",
         scale=alt.Scale(type="log")), x2="high:Q")
     dots = base.mark_point(filled=True, size=70).encode(x=x)
-    labels = base.mark_text(align="left", dx=8, fontSize=11).encode(
-        x="high:Q", text=alt.Text("mid:Q", format=",.3~r"), color=alt.value("#3a352f"))
+    # no colour channel: the labels take the theme's text colour, light or dark
+    labels = chart.encode(y=y, tooltip=tips).mark_text(align="left", dx=8, fontSize=11).encode(
+        x="high:Q", text=alt.Text("mid:Q", format=",.3~r"))
     readout = alt.ExprRef(
         "['What to buy, ranked by', (rank_by == 'preset' ? ({" +
         ", ".join(f"'{k}': '{buying.RANK_BY[w.rank_by]}'" for k, w in presets.items()) +
