@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -73,8 +74,11 @@ def browser():
 class Visit:
     """One page load with the network restricted to ``allowed`` prefixes."""
 
-    def __init__(self, browser, allowed: tuple[str, ...], width: int = 1280):
+    def __init__(self, browser, allowed: tuple[str, ...], width: int = 1280,
+                 mode: str | None = None):
         self.context = browser.new_context(viewport={"width": width, "height": 900})
+        if mode:  # the site's light/dark switch keeps the reader's choice in localStorage
+            self.context.add_init_script(f"localStorage.setItem('mode', '{mode}');")
         self.blocked: list[str] = []
         self.errors: list[str] = []
         self.context.route("**/*", self._route)
@@ -183,6 +187,41 @@ def test_chapters_fit_a_phone(browser, site_url):
         assert result["scrollWidth"] <= result["viewport"] + 1, \
             f"{page}: the page scrolls sideways at 400 px"
         visit.close()
+
+
+CHART_LOOK = """() => [...document.querySelectorAll('figure.napkin-figure')].map(f => ({
+    id: f.id,
+    background: getComputedStyle(f.querySelector('svg.marks')).backgroundColor,
+    caption: getComputedStyle(f.querySelector('figcaption')).color,
+    box: getComputedStyle(f.parentElement).backgroundColor}))"""
+
+
+def _luminance(css_color: str) -> float:
+    r, g, b = (int(v) for v in re.findall(r"\d+", css_color)[:3])
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
+def test_charts_follow_dark_mode(browser, site_url):
+    """In the theme's dark mode charts are drawn dark, with light captions on the page's own
+    background; switching back to light redraws them light, without a reload."""
+    from napkin.charts import DARK_BACKGROUND
+
+    dark_rgb = "rgb({}, {}, {})".format(*(int(DARK_BACKGROUND[i:i + 2], 16) for i in (1, 3, 5)))
+    visit = Visit(browser, allowed=(site_url,), mode="dark")
+    result = visit.open(site_url + "notebooks/01_napkin_ceiling.html")
+    _check(result, visit, "chapter 1 in dark mode")
+    look = visit.page.evaluate(CHART_LOOK)
+    assert look, "chapter 1 has no figures"
+    for fig in look:
+        assert fig["background"] == dark_rgb, f"{fig['id']} is not drawn dark: {fig}"
+        assert _luminance(fig["caption"]) > 0.6, f"{fig['id']}: caption too dark: {fig}"
+        assert fig["box"] == "rgba(0, 0, 0, 0)", f"{fig['id']} sits on a light box: {fig}"
+    visit.page.evaluate("document.documentElement.setAttribute('data-theme', 'light')")
+    visit.page.wait_for_function(
+        "() => [...document.querySelectorAll('figure.napkin-figure svg.marks')].every("
+        "s => getComputedStyle(s).backgroundColor === 'rgb(255, 255, 255)')", timeout=30_000)
+    assert not visit.errors, f"switching to light mode logged errors: {visit.errors[:5]}"
+    visit.close()
 
 
 def test_site_opens_from_file(browser):

@@ -32,6 +32,19 @@ PALETTE = {
     "decode": "#eb6834",
 }
 
+#: The same charts on a dark background: the site draws them so in its dark mode, and
+#: ``make figures`` exports a dark-slide variant with it. Merged over the light theme.
+DARK_BACKGROUND = "#1d1f21"
+DARK_CONFIG = {
+    "background": DARK_BACKGROUND,
+    "title": {"color": "#f2f0ec", "subtitleColor": "#c9c4bb"},
+    "axis": {"labelColor": "#e6e3de", "titleColor": "#e6e3de", "gridColor": "#3a3d41",
+             "domainColor": "#8a8378", "tickColor": "#8a8378"},
+    "legend": {"labelColor": "#e6e3de", "titleColor": "#e6e3de"},
+    "text": {"color": "#f2f0ec"},
+    "view": {"stroke": None},
+}
+
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 
 

@@ -25,22 +25,13 @@ import subprocess
 from html import escape
 from pathlib import Path
 
-from .charts import METADATA_KEY
+from .charts import DARK_BACKGROUND, DARK_CONFIG, METADATA_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK_TITLE = "Prefill and decode want different machines"
 EXPORT_WIDTH = 720  # px; 2x PNG is 1440+ px wide, enough for a full-width slide
 LIGHT = {"background": "#ffffff", "credit": "#6b6459"}
-DARK = {"background": "#1d1f21", "credit": "#b9b3a9"}
-DARK_CONFIG = {
-    "background": DARK["background"],
-    "title": {"color": "#f2f0ec", "subtitleColor": "#c9c4bb"},
-    "axis": {"labelColor": "#e6e3de", "titleColor": "#e6e3de", "gridColor": "#3a3d41",
-             "domainColor": "#8a8378", "tickColor": "#8a8378"},
-    "legend": {"labelColor": "#e6e3de", "titleColor": "#e6e3de"},
-    "text": {"color": "#f2f0ec"},
-    "view": {"stroke": None},
-}
+DARK = {"background": DARK_BACKGROUND, "credit": "#b9b3a9"}
 FORMATS = ("svg", "png", "pdf")
 
 

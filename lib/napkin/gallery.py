@@ -54,7 +54,10 @@ def item_html(fig: dict, base_url: str, version: dict, to_root: str) -> str:
 <section class="napkin-gallery-item" id="{name}">
 <h2 class="napkin-gallery-name"><a class="headerlink-inline" href="#{name}">{name}</a></h2>
 <p class="napkin-gallery-title">{escape(fig['title'])}</p>
-<img class="napkin-gallery-image" src="{files}.png" alt="{escape(fig['caption'])}" loading="lazy">
+<img class="napkin-gallery-image only-light" src="{files}.png" alt="{escape(fig['caption'])}"
+ loading="lazy">
+<img class="napkin-gallery-image only-dark" src="{files}-dark.png" alt="{escape(fig['caption'])}"
+ loading="lazy">
 <p>{escape(fig['caption'])} <span class="napkin-source">Source: {escape(fig['source'])}</span></p>
 <p class="napkin-gallery-links">Download: {links} · <a href="{files}.csv" download>data (CSV)</a>
  · <a href="{files}.json" download>metadata</a> · seen in

@@ -11,10 +11,12 @@ before the figures that call them (see :mod:`napkin.charts`).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 STATIC = Path(__file__).with_name("static")
 BUNDLE = "vega-bundle.js"
+THEME = "napkin-theme.js"
 MATHJAX = "mathjax/tex-svg-full.js"
 
 
@@ -80,9 +82,18 @@ def _write_assets(app):
         return
     static = Path(app.outdir) / "_static"
     _write(static / BUNDLE, vega_bundle())
+    _write(static / THEME, theme_script())
     source = mathjax_dir()
     _write(static / MATHJAX, (source / "es5" / "tex-svg-full.js").read_text(encoding="utf-8"))
     _write(static / "mathjax" / "LICENSE", (source / "LICENSE").read_text(encoding="utf-8"))
+
+
+def theme_script() -> str:
+    """The dark-mode chart colours for napkin.js, from the one definition in
+    :mod:`napkin.charts` that the dark exports use too."""
+    from .charts import DARK_CONFIG
+
+    return f"window.napkinDarkConfig = {json.dumps(DARK_CONFIG, sort_keys=True)};\n"
 
 
 def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
@@ -125,6 +136,7 @@ def setup(app):
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     app.connect("builder-inited", _write_assets)
     app.add_js_file(BUNDLE, priority=200)
+    app.add_js_file(THEME, priority=205)
     app.add_js_file("napkin.js", priority=210)
     app.add_css_file("napkin.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -81,6 +81,50 @@
     return room > limit + 8 ? room : 0;
   }
 
+  // The site's dark mode (pydata's data-theme on <html>) gets the dark chart colours that
+  // the dark exports use (napkin-theme.js, written at build time from napkin.charts).
+  function isDark() { return document.documentElement.getAttribute("data-theme") === "dark"; }
+
+  function merge(base, patch) {
+    var out = Object.assign({}, base);
+    Object.keys(patch).forEach(function (key) {
+      var value = patch[key];
+      out[key] = value && typeof value === "object" && !Array.isArray(value)
+        ? merge(out[key] || {}, value) : value;
+    });
+    return out;
+  }
+
+  function themed(spec, dark) {
+    if (!dark || !window.napkinDarkConfig) { return spec; }
+    return Object.assign({}, spec, { config: merge(spec.config || {}, window.napkinDarkConfig) });
+  }
+
+  var charts = {};  // id -> {spec, dark, result}: what a switch of light and dark redraws
+
+  function draw(id) {
+    var el = document.getElementById(id), chart = charts[id];
+    var options = Object.assign({}, EMBED_OPTIONS, { downloadFileName: el.parentNode.id || id });
+    var width = el.clientWidth || 600;
+    var spec = themed(chart.spec, chart.dark = isDark());
+    var turn = chart.turn = (chart.turn || 0) + 1;  // a later draw supersedes this one
+    if (chart.result) { chart.result.finalize(); chart.result = null; }
+    el.removeAttribute("data-drawn");
+    window.vegaEmbed(el, fitToWidth(spec, width), options).then(function (result) {
+      var room = turn === chart.turn && roomForLegend(el, legendLimit(width));
+      if (!room) { return result; }
+      result.finalize();
+      return window.vegaEmbed(el, fitToWidth(spec, width, room), options);
+    }).then(function (result) {
+      if (turn !== chart.turn) { result.finalize(); return; }
+      chart.result = result;
+      el.setAttribute("data-drawn", "true");
+    }).catch(function (err) {
+      el.textContent = "This chart failed to draw: " + err.message;
+      el.className += " napkin-chart-error";
+    });
+  }
+
   window.napkinDraw = function (id, spec) {
     var el = document.getElementById(id);
     if (!el) { return; }
@@ -90,18 +134,13 @@
       el.className += " napkin-chart-error";
       return;
     }
-    var options = Object.assign({}, EMBED_OPTIONS, { downloadFileName: el.parentNode.id || id });
-    var width = el.clientWidth || 600;
-    window.vegaEmbed(el, fitToWidth(spec, width), options).then(function (result) {
-      var room = roomForLegend(el, legendLimit(width));
-      if (!room) { return result; }
-      result.finalize();
-      return window.vegaEmbed(el, fitToWidth(spec, width, room), options);
-    }).then(function () {
-      el.setAttribute("data-drawn", "true");
-    }).catch(function (err) {
-      el.textContent = "This chart failed to draw: " + err.message;
-      el.className += " napkin-chart-error";
-    });
+    charts[id] = { spec: spec };
+    draw(id);
   };
+
+  new MutationObserver(function () {
+    Object.keys(charts).forEach(function (id) {
+      if (charts[id].dark !== isDark()) { draw(id); }
+    });
+  }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
 })();
