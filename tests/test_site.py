@@ -235,6 +235,25 @@ def test_site_opens_from_file(browser):
     visit.close()
 
 
+@pytest.mark.parametrize("where", ["file", "host"])
+def test_search_finds_chapters_offline(browser, site_url, where):
+    """The search page answers from its own index, from a static host and from file://,
+    without a console error (file:// refuses the fetches for result snippets)."""
+    base = HTML.as_uri() + "/" if where == "file" else site_url
+    visit = Visit(browser, allowed=("file://",) if where == "file" else (site_url,))
+    visit.page.goto(base + "search.html?q=ridge+point", wait_until="load")
+    visit.page.wait_for_function(
+        "() => /Search finished/.test(document.querySelector('#search-results')?.textContent)",
+        timeout=30_000)
+    titles = visit.page.evaluate(
+        "[...document.querySelectorAll('#search-results li > a')].map(a => a.textContent)")
+    visit.page.wait_for_timeout(500)  # let any snippet fetches settle
+    assert "The ridge point and batching" in titles, f"search via {where}: {titles}"
+    assert not visit.blocked, f"search via {where} left the site: {visit.blocked[:5]}"
+    assert not visit.errors, f"search via {where} logged errors: {visit.errors[:5]}"
+    visit.close()
+
+
 def test_only_the_table_of_contents_is_built():
     """A stray notebook (a vendored example, a scratch file) must never be built or run."""
     import yaml

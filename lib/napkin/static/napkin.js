@@ -138,6 +138,12 @@
     draw(id);
   };
 
+  // Opened from file://, the browser refuses the fetches Sphinx's search makes for result
+  // snippets, one console error each; the results themselves work, so skip the snippets.
+  if (location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "undefined") {
+    DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;
+  }
+
   new MutationObserver(function () {
     Object.keys(charts).forEach(function (id) {
       if (charts[id].dark !== isDark()) { draw(id); }
