@@ -120,6 +120,9 @@ class Visit:
                     t.textContent.endsWith('\u2026') &&
                     t.getBoundingClientRect().right < frame.right - 60).map(t => t.textContent);
                 return {id: el.id, drawn: el.dataset.drawn === 'true', overflow, cutShort,
+                        label: (el.closest('[aria-roledescription="visualization"]') ||
+                                el.querySelector('[aria-roledescription="visualization"]') ||
+                                el).getAttribute('aria-label'),
                         error: el.classList.contains('napkin-chart-error') ? el.textContent : null,
                         marks: svg ? svg.querySelectorAll('path, rect, text, line').length : 0,
                         width: box ? box.width : 0, height: box ? box.height : 0,
@@ -142,6 +145,8 @@ def _check(result: dict, visit: Visit, where: str):
         assert chart["drawn"], f"{where}: chart {chart['id']} not drawn: {chart['error']}"
         assert chart["marks"] > 5 and chart["width"] > 100 and chart["height"] > 50, \
             f"{where}: chart {chart['id']} looks empty: {chart}"
+        assert chart["label"] and len(chart["label"]) > 20, \
+            f"{where}: chart {chart['id']} has no accessible label (its caption)"
     assert result["math"] >= result["mathSources"], f"{where}: equations not typeset"
 
 
