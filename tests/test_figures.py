@@ -35,6 +35,21 @@ def test_figure_names_are_unique_and_match_the_lock_file():
         f"(added {sorted(set(names) - set(locked))}, removed {sorted(set(locked) - set(names))})")
 
 
+def test_every_figure_draws_with_the_vega_lite_jupyterlab_ships():
+    """Notebook front ends get each figure as Vega-Lite 5 (napkin.charts.JUPYTER_MIME):
+    a spec using something only Vega-Lite 6 has would draw in the book but not in
+    JupyterLab. 5.8 is the oldest 5.x that vl-convert carries."""
+    import vl_convert as vlc
+
+    from napkin.charts import jupyter_spec
+
+    figures = committed_figures()
+    assert figures
+    for fig in figures:
+        svg = vlc.vegalite_to_svg(jupyter_spec(fig["spec"]), vl_version="5.8")
+        assert svg.startswith("<svg") and "<path" in svg, fig["name"]
+
+
 def test_citation_cff_validates_against_the_cff_schema():
     import jsonschema
 

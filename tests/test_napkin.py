@@ -194,7 +194,10 @@ def test_figure_html_is_deterministic_and_self_identified():
     assert a == b
     assert 'id="fig-test-chart"' in a and "altair-viz" not in a
     data, meta = _figure()._repr_mimebundle_()
-    assert "application/vnd.vegalite.v6+json" in data and "text/html" in data
+    # JupyterLab prefers HTML to Vega-Lite: a figure offers it none, so Lab draws the chart
+    assert data[charts.JUPYTER_MIME]["$schema"].endswith("/v5.json") and "text/html" not in data
+    site = charts.figure_html(meta["napkin_figure"], data[charts.JUPYTER_MIME])
+    assert site == a and '"$schema":"' + alt.SCHEMA_URL in site  # the site's own Vega-Lite
     assert meta["napkin_figure"]["name"] == "fig-test-chart"
 
 
@@ -237,3 +240,15 @@ def test_every_number_the_essay_states_is_checked():
     covered = set().union(*(errata.claims_checked(fn) for fn in errata.CHECKS))
     unchecked = set(essay.claims()["claim"]) - covered
     assert not unchecked, f"no errata check covers these essay claims: {sorted(unchecked)}"
+
+
+def test_notebook_figures_have_a_fixed_width_and_the_site_gets_container_back():
+    """JupyterLab hangs on a chart as wide as its container; the site wants exactly that."""
+    spec = _figure().spec()
+    assert spec.get("width") != "container"  # a plain chart: nothing to set aside
+    assert charts.book_spec(charts.jupyter_spec(spec)) == spec
+    responsive = charts.responsive(_figure().chart, 200, alt.Title("t"))
+    site = charts.Figure("fig-r", responsive, "c", "s").spec()
+    notebook = charts.jupyter_spec(site)
+    assert site["width"] == "container" and notebook["width"] == charts.JUPYTER_WIDTH
+    assert charts.book_spec(notebook) == site

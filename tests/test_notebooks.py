@@ -9,6 +9,8 @@ from pathlib import Path
 import jupytext
 import pytest
 
+from napkin import charts
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py")) + sorted(
     p for p in (ROOT / "book").glob("*.py") if p.with_suffix(".ipynb").exists() or
@@ -80,8 +82,8 @@ def test_figures_are_named_uniquely_with_caption_and_source():
     for py, meta, out in _figures():
         assert re.fullmatch(r"fig-[a-z0-9-]+", meta["name"])
         assert meta["caption"] and meta["source"]
-        html = "".join(out["data"]["text/html"])
-        assert f'id="{meta["name"]}"' in html
+        assert set(out["data"]) == {charts.JUPYTER_MIME, "text/plain"}, \
+            f"{py.name}: {meta['name']} is stored as {sorted(out['data'])}"
 
 
 def test_no_random_element_ids_in_outputs():

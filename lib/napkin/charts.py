@@ -2,10 +2,11 @@
 
 A :class:`Figure` wraps an Altair chart with the three things a reader citing
 it needs (a stable name, a caption, a source line). In a notebook it shows
-as a Vega-Lite chart; in the built book it becomes a ``<figure>`` whose id is
-the figure's name and whose script calls the ``vegaEmbed`` that the site
-serves itself (``napkin.offline``), so the page draws with the network off and
-strict nbval can compare its HTML byte for byte.
+as a Vega-Lite chart, drawn by JupyterLab's own Vega; in the built book it
+becomes a ``<figure>`` whose id is the figure's name and whose script calls
+the ``vegaEmbed`` that the site serves itself (:mod:`napkin.site`), so the
+page draws with the network off. Its spec is deterministic, so strict nbval
+can compare it byte for byte.
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ def napkin_theme() -> alt.theme.ThemeConfig:
     }
 
 
-NO_LIBRARY = ("This interactive chart is drawn by the book's own copy of Vega; "
-              "open the page in the built book to see it.")
+NO_LIBRARY = ("This chart is drawn by the site's napkin.js, which did not load: "
+              "rebuild the book with `make book`.")
 
 def responsive(chart, height: int, title: alt.Title):
     """Fill the text column, down to a phone screen, at a fixed height in pixels.
@@ -94,6 +95,39 @@ def bar_labels(base: alt.Chart, field: str, fmt: str, inside_from: float) -> alt
     beyond = base.transform_filter(f"datum['{field}'] < {inside}").mark_text(
         align="left", dx=4, fontWeight=600).encode(text=text)
     return within + beyond
+
+
+#: JupyterLab 4 and VS Code draw Vega-Lite 5 with the copy of Vega they ship (offline), and
+#: nothing newer: a notebook figure goes to them as Vega-Lite 5. The book's specs use
+#: nothing Vega-Lite 6 added (tests/test_figures.py compiles each one with Vega-Lite 5);
+#: the site draws the same spec with the Vega-Lite 6 it serves.
+JUPYTER_MIME = "application/vnd.vegalite.v5+json"
+JUPYTER_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
+#: A chart as wide as its container makes JupyterLab's output area grow without end and
+#: hangs the tab; notebooks get this fixed width instead (the site keeps "container").
+JUPYTER_WIDTH = 640
+
+
+def jupyter_spec(spec: dict) -> dict:
+    """The spec as the notebook front ends get it: Vega-Lite 5, a fixed width (the
+    site's width kept in ``usermeta``, which renderers ignore, for :func:`book_spec`)."""
+    out = {**spec, "$schema": JUPYTER_SCHEMA}
+    if out.get("width") == "container":
+        out["width"] = JUPYTER_WIDTH
+        out["usermeta"] = {**out.get("usermeta", {}), "napkin_width": "container"}
+    return out
+
+
+def book_spec(spec: dict) -> dict:
+    """A stored notebook spec as the site and the exports draw it: the Vega-Lite
+    version Altair writes, at the width :func:`jupyter_spec` set aside."""
+    out = {**spec, "$schema": alt.SCHEMA_URL}
+    usermeta = dict(out.pop("usermeta", {}))
+    if "napkin_width" in usermeta:
+        out["width"] = usermeta.pop("napkin_width")
+    if usermeta:
+        out["usermeta"] = usermeta
+    return out
 
 
 _NAME = re.compile(r"^fig-[a-z0-9]+(-[a-z0-9]+)*$")
@@ -137,26 +171,34 @@ class Figure:
                 "live": self.live, "machine": self.machine}
 
     def html(self) -> str:
-        spec = json.dumps(self.spec(), sort_keys=True, separators=(",", ":"))
-        spec = spec.replace("</", "<\\/")  # a data string must not close the script tag
-        chart_id = f"{self.name}-chart"
-        return (
-            f'<figure class="napkin-figure" id="{self.name}">\n'
-            f'<div class="napkin-chart" id="{chart_id}"></div>\n'
-            f'<script type="text/javascript">(window.napkinDraw || function (id) {{'
-            f'document.getElementById(id).textContent = "{NO_LIBRARY}";}})'
-            f'("{chart_id}", {spec});</script>\n'
-            f"<noscript>This chart needs JavaScript.</noscript>\n"
-            f"<figcaption>{html.escape(self.caption)} "
-            f'<span class="napkin-source">Source: {html.escape(self.source)}</span>'
-            f"</figcaption>\n</figure>"
-        )
+        return figure_html(self.metadata(), self.spec())
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        vegalite = f"application/vnd.vegalite.v{alt.SCHEMA_VERSION.split('.')[0][1:]}+json"
+        """Vega-Lite 5 for JupyterLab and VS Code, which draw it offline with their own
+        Vega; the book's site turns the same output into :func:`figure_html` at build
+        time (``napkin.site.FigureOutput``), from the spec and the metadata beside it."""
         data = {
-            vegalite: self.spec(),
-            "text/html": self.html(),
+            JUPYTER_MIME: jupyter_spec(self.spec()),
             "text/plain": f"{self.name}: {self.caption} Source: {self.source}",
         }
         return data, {METADATA_KEY: self.metadata()}
+
+
+def figure_html(meta: dict, spec: dict) -> str:
+    """The site's ``<figure>``: its id is the figure's name, its script draws the spec
+    with the Vega the site serves (napkin.js), its caption ends with the source line."""
+    name = meta["name"]
+    spec_json = json.dumps(book_spec(spec), sort_keys=True, separators=(",", ":"))
+    spec_json = spec_json.replace("</", "<\\/")  # a data string must not close the script tag
+    chart_id = f"{name}-chart"
+    return (
+        f'<figure class="napkin-figure" id="{name}">\n'
+        f'<div class="napkin-chart" id="{chart_id}"></div>\n'
+        f'<script type="text/javascript">(window.napkinDraw || function (id) {{'
+        f'document.getElementById(id).textContent = "{NO_LIBRARY}";}})'
+        f'("{chart_id}", {spec_json});</script>\n'
+        f"<noscript>This chart needs JavaScript.</noscript>\n"
+        f"<figcaption>{html.escape(meta['caption'])} "
+        f'<span class="napkin-source">Source: {html.escape(meta["source"])}</span>'
+        f"</figcaption>\n</figure>"
+    )

@@ -25,7 +25,7 @@ import subprocess
 from html import escape
 from pathlib import Path
 
-from .charts import DARK_BACKGROUND, DARK_CONFIG, METADATA_KEY
+from .charts import DARK_BACKGROUND, DARK_CONFIG, METADATA_KEY, book_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK_TITLE = "Prefill and decode want different machines"
@@ -60,7 +60,7 @@ def notebook_figures(path: Path) -> list[dict]:
                          if k.startswith("application/vnd.vegalite.")), None)
             if spec is None:
                 raise ValueError(f"{path}: figure {meta['name']} has no Vega-Lite spec")
-            found.append({**meta, "spec": spec, "chapter": Path(path).stem})
+            found.append({**meta, "spec": book_spec(spec), "chapter": Path(path).stem})
     return found
 
 

@@ -14,6 +14,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from docutils import nodes
+
+from .charts import DARK_CONFIG, JUPYTER_MIME, METADATA_KEY, figure_html
+
 STATIC = Path(__file__).with_name("static")
 BUNDLE = "vega-bundle.js"
 THEME = "napkin-theme.js"
@@ -91,8 +95,6 @@ def _write_assets(app):
 def theme_script() -> str:
     """The dark-mode chart colours for napkin.js, from the one definition in
     :mod:`napkin.charts` that the dark exports use too."""
-    from .charts import DARK_CONFIG
-
     return f"window.napkinDarkConfig = {json.dumps(DARK_CONFIG, sort_keys=True)};\n"
 
 
@@ -113,22 +115,27 @@ def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
     scripts[:] = unique
 
 
-class VegaLiteTwin:
-    """myst-nb mime plugin: a figure's Vega-Lite JSON is drawn by its HTML twin.
+class FigureOutput:
+    """myst-nb mime plugin: a notebook figure becomes the site's ``<figure>``.
 
-    Notebook figures carry the spec twice: as Vega-Lite JSON for JupyterLab and
-    as HTML for the site. The site takes the HTML, so the JSON is marked as
-    handled (and never chosen) instead of being warned about as unknown.
+    Notebooks store a figure as Vega-Lite 5 JSON (what JupyterLab draws) with its
+    name, caption and source in the output's metadata; the site builds the HTML that
+    draws it with the site's own Vega from those (:func:`napkin.charts.figure_html`).
     """
 
-    mime_priority_overrides = [("*", "application/vnd.vegalite.v6+json", None),
-                               ("*", "application/vnd.vegalite.v5+json", None)]
+    mime_priority_overrides = [("*", JUPYTER_MIME, 1),
+                               ("*", "application/vnd.vegalite.v6+json", None)]
 
     @staticmethod
     def handle_mime(renderer, data, inline):
-        if data.mime_type.startswith("application/vnd.vegalite."):
-            return []
-        return None
+        if inline or data.mime_type != JUPYTER_MIME:
+            return None
+        meta = data.output_metadata.get(METADATA_KEY)
+        if not meta:  # a bare Altair chart: myst-nb warns, and the strict build fails
+            return None
+        spec = data.content if isinstance(data.content, dict) else json.loads(data.string)
+        return [nodes.raw(text=figure_html(meta, spec), format="html",
+                          classes=["output", "text_html"])]
 
 
 def setup(app):
