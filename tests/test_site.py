@@ -271,3 +271,66 @@ def test_only_the_table_of_contents_is_built():
     stray = [p for p in executed.rglob("*.ipynb")
              if p.relative_to(executed).with_suffix("").as_posix() not in files]
     assert not stray, f"notebooks executed outside _toc.yml: {stray}"
+
+
+@pytest.fixture()
+def jupyterlab(tmp_path):
+    """A JupyterLab server on a folder of its own, with no token, for one test."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    lab = subprocess.Popen(
+        [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--allow-root",
+         f"--port={port}", "--ServerApp.ip=127.0.0.1", "--ServerApp.token=",
+         "--ServerApp.password=", f"--ServerApp.root_dir={tmp_path}",
+         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / ".config"),
+             "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / ".workspaces")})
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(url + "api", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("JupyterLab did not start within a minute")
+        yield url, tmp_path
+    finally:
+        lab.terminate()
+        lab.wait(timeout=30)
+
+
+def test_a_chapter_figure_draws_in_jupyterlab(browser, jupyterlab):
+    """A reader who opens a chapter in `make lab` sees its charts, drawn by JupyterLab's own
+    Vega with the network blocked, not a placeholder."""
+    import json
+
+    import nbformat
+
+    url, root = jupyterlab
+    chapter = json.loads((ROOT / "notebooks" / "01_napkin_ceiling.ipynb").read_text())
+    figure = next(out for cell in chapter["cells"] for out in cell.get("outputs", [])
+                  if "napkin_figure" in out.get("metadata", {}))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("figure", outputs=[nbformat.from_dict(figure)])]
+    nbformat.write(nb, root / "figure.ipynb")
+    visit = Visit(browser, allowed=(url,))
+    visit.page.goto(url + "lab/workspaces/napkin-test/tree/figure.ipynb?reset")
+    visit.page.wait_for_function(
+        "() => document.querySelector('.jp-OutputArea-output .vega-embed svg, "
+        ".jp-OutputArea-output .vega-embed canvas')", timeout=60_000)
+    label = visit.page.evaluate(
+        "document.querySelector('.jp-OutputArea-output [aria-roledescription=visualization]')"
+        "?.getAttribute('aria-label')")
+    assert label == figure["metadata"]["napkin_figure"]["caption"]
+    assert not visit.blocked, f"JupyterLab left the machine: {visit.blocked[:3]}"
+    visit.close()
