@@ -97,8 +97,8 @@ def bar_labels(base: alt.Chart, field: str, fmt: str, inside_from: float) -> alt
     return within + beyond
 
 
-#: JupyterLab 4 and VS Code draw Vega-Lite 5 with the copy of Vega they ship (offline), and
-#: nothing newer: a notebook figure goes to them as Vega-Lite 5. The book's specs use
+#: JupyterLab 4 draws Vega-Lite 5 with the copy of Vega it ships (offline), and nothing
+#: newer: a notebook figure goes to it, and to front ends like it, as Vega-Lite 5. The book's specs use
 #: nothing Vega-Lite 6 added (tests/test_figures.py compiles each one with Vega-Lite 5);
 #: the site draws the same spec with the Vega-Lite 6 it serves.
 JUPYTER_MIME = "application/vnd.vegalite.v5+json"
@@ -174,8 +174,8 @@ class Figure:
         return figure_html(self.metadata(), self.spec())
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """Vega-Lite 5 for JupyterLab and VS Code, which draw it offline with their own
-        Vega; the book's site turns the same output into :func:`figure_html` at build
+        """Vega-Lite 5 for JupyterLab, which draws it offline with its own Vega (and
+        would pick HTML over it, were there any); the book's site turns the same output into :func:`figure_html` at build
         time (``napkin.site.FigureOutput``), from the spec and the metadata beside it."""
         data = {
             JUPYTER_MIME: jupyter_spec(self.spec()),
