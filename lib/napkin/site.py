@@ -6,7 +6,9 @@ charts and equations. This extension writes the three Vega libraries, bundled
 by the pinned ``vl-convert-python`` at the versions the pinned Altair expects,
 and MathJax 3 (from the pinned ``django-static-mathjax`` wheel, SVG output, so
 no web fonts) into the site's ``_static`` folder, and loads them on every page
-before the figures that call them (see :mod:`napkin.charts`).
+before the figures that call them (see :mod:`napkin.charts`). It also turns each
+notebook figure output into the page's ``<figure>`` (:class:`FigureOutput`) and
+gives the page script the dark-mode chart colours.
 """
 
 from __future__ import annotations
