@@ -252,3 +252,9 @@ def test_notebook_figures_have_a_fixed_width_and_the_site_gets_container_back():
     notebook = charts.jupyter_spec(site)
     assert site["width"] == "container" and notebook["width"] == charts.JUPYTER_WIDTH
     assert charts.book_spec(notebook) == site
+
+
+def test_table_row_finds_one_keyed_row_or_names_the_known_keys():
+    assert tables.row("models", "model", "Llama-3.3-70B")["model"] == "Llama-3.3-70B"
+    with pytest.raises(ValueError, match=r"no model 'GPT-9' in data/models.csv; known: .*Llama"):
+        tables.row("models", "model", "GPT-9")

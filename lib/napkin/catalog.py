@@ -26,11 +26,7 @@ def names() -> list[str]:
 
 
 def _row(name: str) -> pd.Series:
-    df = index()
-    rows = df[df["model"] == name]
-    if rows.empty:
-        raise ValueError(f"no model {name!r} in data/models.csv; models: {', '.join(df['model'])}")
-    return rows.iloc[0]
+    return tables.row("models", "model", name)
 
 
 def config(name: str) -> dict:

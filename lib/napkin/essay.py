@@ -20,8 +20,4 @@ def claims() -> pd.DataFrame:
 
 def claim(name: str) -> float:
     """The value the essay states for ``name`` (in the unit its row names)."""
-    df = claims()
-    row = df[df["claim"] == name]
-    if row.empty:
-        raise ValueError(f"the essay has no claim {name!r}; see data/essay_claims.csv")
-    return float(row["value"].iloc[0])
+    return float(tables.row("essay_claims", "claim", name)["value"])

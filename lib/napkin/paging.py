@@ -89,11 +89,7 @@ def paper_quote(name: str) -> str:
 
 
 def _claim_row(name: str) -> pd.Series:
-    df = paper_claims()
-    row = df[df["claim"] == name]
-    if row.empty:
-        raise ValueError(f"no claim {name!r} in data/serving_papers_claims.csv")
-    return row.iloc[0]
+    return tables.row("serving_papers_claims", "claim", name)
 
 
 # -- workloads --------------------------------------------------------------------------------
@@ -615,12 +611,7 @@ class Deployment:
 
 def model_config(model: str) -> dict:
     """A Hugging Face-style config for a model in ``data/serving_models.csv``."""
-    df = tables.load("serving_models")
-    row = df[df["model"] == model]
-    if row.empty:
-        raise ValueError(f"no model {model!r} in serving_models.csv; "
-                         f"known: {', '.join(df['model'])}")
-    r = row.iloc[0]
+    r = tables.row("serving_models", "model", model)
     return {"num_hidden_layers": int(r["layers"]), "hidden_size": int(r["hidden_size"]),
             "num_attention_heads": int(r["attention_heads"]),
             "num_key_value_heads": int(r["kv_heads"]), "head_dim": int(r["head_dim"]),

@@ -45,6 +45,17 @@ def load(name: str) -> pd.DataFrame:
     return df.copy()
 
 
+def row(name: str, column: str, key) -> pd.Series:
+    """The first row of ``data/<name>.csv`` whose ``column`` is ``key``; a missing key is
+    a ValueError that names the table and the keys it does have."""
+    df = load(name)
+    rows = df[df[column] == key]
+    if rows.empty:
+        known = ", ".join(map(str, dict.fromkeys(df[column])))
+        raise ValueError(f"no {column} {key!r} in data/{name}.csv; known: {known}")
+    return rows.iloc[0]
+
+
 def sources(df: pd.DataFrame) -> list[str]:
     """The distinct sources behind a (filtered) table, for a chart's source line."""
     return sorted(df["source_url"].dropna().unique())
