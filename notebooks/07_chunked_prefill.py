@@ -21,8 +21,10 @@
 # **What this chapter does.** The essay's last technical section is about a fight: prefill
 # and decode share one GPU, and "a long prefill occupying the GPU stalls every in-flight
 # decode". It names the two fixes production stacks ship. *Chunked prefill* cuts prompts into
-# pieces and runs them beside the decodes, as Sarathi-Serve proposed {cite}`agrawal2024sarathi`
-# and vLLM V1 does by default {cite}`vllm_docs_optimization`, with one dial,
+# pieces and runs them beside the decodes. The idea first appeared in SARATHI
+# {cite}`agrawal2023sarathi`, with DeepSpeed-FastGen's Dynamic SplitFuse alongside it
+# {cite}`holmes2024fastgen`; Sarathi-Serve {cite}`agrawal2024sarathi` built its "stall-free"
+# scheduler on it, and vLLM V1 does it by default {cite}`vllm_docs_optimization`, with one dial,
 # `max_num_batched_tokens`: about {glue:text}`essay_itl_budget:,.0f` tokens "favours
 # inter-token latency", above {glue:text}`essay_ttft_budget:,.0f` "favours TTFT and raw
 # throughput". *Disaggregation* puts the two phases on separate machines and moves the KV

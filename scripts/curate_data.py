@@ -42,9 +42,12 @@ CHIP_NAMES = {
 # research spec name -> the book's spec name, unit included.
 SPEC_NAMES = {
     "memory_bandwidth": "memory_bandwidth_GB_per_s",
-    "memory_capacity": "memory_capacity_GB",
-    "memory_capacity_as_shipped": "memory_capacity_as_shipped_GB",
-    "max_memory_capacity": "max_memory_capacity_GB",
+    # DRAM and HBM capacities are binary: a vendor's "80 GB" is 80 GiB (nvidia-smi shows an
+    # H100 80GB at 81,559 MiB). A part that ships with less than was announced keeps the
+    # shipped figure only (see SUPERSEDED).
+    "memory_capacity": "memory_capacity_GiB",
+    "memory_capacity_as_shipped": "memory_capacity_GiB",
+    "max_memory_capacity": "max_memory_capacity_GiB",
     "bf16_tensor_dense": "fp16_tensor_dense_TFLOPS",
     "bf16_tensor_sparse": "fp16_tensor_sparse_TFLOPS",
     "bf16_tensor_dense_fp32_accumulate": "fp16_tensor_dense_fp32acc_TFLOPS",
@@ -52,7 +55,7 @@ SPEC_NAMES = {
     "fp16_tensor_dense_fp16_accumulate": "fp16_tensor_dense_fp16acc_TFLOPS",
     "fp4_tensor_sparse": "fp4_tensor_sparse_TFLOPS",
     "fp32_non_tensor": "fp32_vector_TFLOPS",
-    "fp16_dense_theoretical": "fp16_dense_TFLOPS",
+    "fp16_dense_theoretical": "fp16_tensor_dense_TFLOPS",
     "gpu_fp16_equals_fp32_peak": "fp16_vector_TFLOPS",
 }
 
@@ -89,6 +92,26 @@ def read(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+# (chip, research spec) rows left out, with why: a later figure for the same part replaces them.
+SUPERSEDED = {
+    ("B200", "memory_capacity"): "the announced 192 GB; the part ships with 180 GiB, whose "
+                                 "decimal reading (nvidia-smi: 183,359 MiB = 192.3 GB) is the "
+                                 "same memory",
+}
+#: Notes added to a research row's own, keyed like SUPERSEDED.
+ADDED_NOTES = {
+    ("B200", "memory_capacity_as_shipped"):
+        "Binary: 180 GiB = 193.3 GB. NVIDIA's announced 192 GB is, to within 1 %, the same "
+        "memory counted in decimal GB (nvidia-smi reports 183,359 MiB = 179.1 GiB = 192.3 GB, "
+        "per the research notes).",
+}
+#: The book's own research, beyond the shared drop: peaks by arithmetic (FP8, INT8, FP4,
+#: dense and sparse), capacities, what drivers expose and scale-up links, each row sourced,
+#: in data/'s own columns. Where it and the drop give the same spec, its row replaces the
+#: drop's (it was chosen for a better source).
+OWN_RESEARCH = ROOT / "scripts" / "research" / "hardware_specs_extra.csv"
+
+
 def hardware(research: Path) -> list[dict]:
     rows = []
     for r in read(research / "hardware_specs.csv"):
@@ -100,12 +123,23 @@ def hardware(research: Path) -> list[dict]:
             chip = f"{r['device']} ({r['variant']})" if split else r["device"]
         if chip is None:
             raise SystemExit(f"no chip name for {key}: add it to CHIP_NAMES")
+        if (chip, r["spec"]) in SUPERSEDED:
+            print(f"skip   {chip} {r['spec']}: {SUPERSEDED[chip, r['spec']]}")
+            continue
+        note = " ".join(n for n in (r["note"], ADDED_NOTES.get((chip, r["spec"]), "")) if n)
         rows.append({
             "chip": chip, "vendor": r["vendor"], "variant": r["variant"],
             "spec": SPEC_NAMES[r["spec"]], "value": r["value"],
             "figure_origin": r["figure_origin"], "confidence": r["confidence"],
-            "source_url": r["source_url"], "note": r["note"],
+            "source_url": r["source_url"], "note": note,
         })
+    if OWN_RESEARCH.is_file():  # the book's own research wins where both give a figure
+        extra = read(OWN_RESEARCH)
+        ours = {(r["chip"], r["spec"]) for r in extra}
+        for r in rows:
+            if (r["chip"], r["spec"]) in ours:
+                print(f"replace {r['chip']} {r['spec']}: {OWN_RESEARCH.name} has a better source")
+        rows = [r for r in rows if (r["chip"], r["spec"]) not in ours] + extra
     return rows
 
 

@@ -13,7 +13,7 @@ TABLES = sorted(DATA.glob("*.csv"))
 README = (DATA / "README.md").read_text()
 
 #: Numeric columns must name their unit; these are the units the book uses.
-UNIT_SUFFIXES = ("_GB_per_s", "_GB", "_GiB", "_bytes", "_tok_per_s", "_TFLOPS", "_B",
+UNIT_SUFFIXES = ("_GB_per_s", "_GB", "_GiB", "_MiB", "_bytes", "_tok_per_s", "_TFLOPS", "_B",
                  "_tokens", "_s", "_ms")
 #: Numeric columns that are counts or self-describing (documented in data/README.md).
 UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_attention",
@@ -67,10 +67,23 @@ def test_data_dictionary_documents_every_column(path):
 def test_hardware_specs_name_their_unit():
     df = pd.read_csv(DATA / "hardware_specs.csv")
     for spec in df["spec"].unique():
-        assert spec.endswith(("_GB_per_s", "_GB", "_TFLOPS")), f"spec {spec!r} has no unit"
-    flops = df[df["spec"].str.endswith("_TFLOPS")]["spec"]
+        assert spec.endswith(("_GB_per_s", "_GiB", "_MiB", "_TFLOPS", "_TOPS")), \
+            f"spec {spec!r} has no unit"
+    flops = df[df["spec"].str.endswith(("_TFLOPS", "_TOPS"))]["spec"]
     assert flops.str.contains("dense|sparse|vector").all(), "a FLOP/s spec hides dense vs sparse"
+    assert flops.str.match(r"(fp16|bf16|fp8|fp6|fp4|int8|int4|fp32)_").all(), \
+        "a FLOP/s spec does not name its arithmetic"
+    assert not df["spec"].str.contains(r"capacity_GB$").any(), \
+        "a memory capacity in decimal GB: DRAM and HBM capacities are binary (GiB)"
     assert not df.duplicated(["chip", "spec"]).any(), "a chip has two values for one spec"
+
+
+def test_derived_figures_say_so_and_explain_how():
+    df = pd.read_csv(DATA / "hardware_specs.csv")
+    derived = df[df["figure_origin"].str.startswith("computed")]
+    assert not derived.empty
+    assert derived["note"].fillna("").str.strip().ne("").all(), "a derived figure without its " \
+        "derivation in the note"
 
 
 def test_sizes_in_bytes_agree_with_what_was_printed():

@@ -91,3 +91,96 @@ def test_no_random_element_ids_in_outputs():
         text = py.with_suffix(".ipynb").read_text()
         assert "altair-viz-" not in text, f"{py.name} has Altair's random div ids"
         assert not re.search(r"T_[0-9a-f]{5}_", text), f"{py.name} has a pandas random table id"
+
+
+# -- no number typed into prose ---------------------------------------------------------------
+#
+# Every number a chapter states is glued from a computation. What may still carry digits is a
+# *name*: a model (Llama 3.3 70B), a format (Q4_0, 16-bit), a test (pp512), a chip (H100, M2
+# Ultra), a reference (chapter 3, Table 1, Fig. 11, §7.1), a statistic's name (99th
+# percentile) or words quoted from a source. Anything else is a number typed by hand.
+
+_STRIP = [re.compile(p, re.S) for p in (
+    r"```.*?```",                 # fenced blocks: code and {math}
+    r"\{[a-z:]+\}`[^`]*`",        # MyST roles: {glue:text}`x`, {eq}`..`, {doc}`..`
+    r"`[^`]*`",                   # inline code
+    r"\$\$.*?\$\$|\$[^$\n]+\$",   # inline and display math
+    r"\]\([^)]*\)",               # link targets
+    r"\"[^\"]{1,120}\"|“[^”]{1,120}”",  # quoted words of a source
+)]
+_NUMBER_TOKEN = re.compile(r"[\w.+×%/:-]*\d[\w.+×%/:-]*")
+#: Names that contain digits.
+_NAMES = re.compile(r"""(?x)
+    (?:pp|tg)\d+                                  # llama-bench tests
+  | [QqFf]\d+(?:_[0-9A-Za-z]+)*|I?Q\d_[A-Z0-9_]+  # llama.cpp formats
+  | (?:FP|fp|BF|bf|INT|int|MXFP|NVFP|float)\d+(?:/BF16)?  # arithmetic formats
+  | \d+-bit|\d+(?:st|nd|rd|th)(?:-percentile)?     # widths, statistics' names
+  | [A-Z]{1,4}\d{2,4}[A-Z]{0,3}(?:-\w+)?           # chips: H100, MI300X, GB10, L40S, A100
+  | M[1-4]|V\d|sm_\d+|HBM\d[e]?|2:4|Pow2            # Apple chips, versions, 2:4 sparsity
+  | [Bb]atch-1                                     # the single-stream regime
+  | (?:Llama|Mistral|Qwen|gpt-oss|DeepSeek|OPT|Mixtral|Gemma)[-\w.]*
+  | \d+(?:\.\d+)?[BMK]|\d+(?:\.\d)?|\d+[kK]         # parts of model names (3.3 70B, 8B)
+""")
+#: Words after which a number is a name: a section, figure, table, model generation or
+#: GeForce card, and the two regimes the book names by a number (batch 1, context 0).
+_CONTEXT = re.compile(r"(?:chapters?|Chapters?|Table|Fig\.|Figure|§|[Ss]ection|Llama|RTX|"
+                      r"Max\+|equation|[Dd]iscussions?|issues?|PR|builds?)\s*$")
+_REGIMES = re.compile(r"(?:[Bb]atch|context|depth)\s*$")
+#: A bare number: a name only after a word of _CONTEXT, as a model's size (70B) or before
+#: "bits" (a format's width).
+_BARE = re.compile(r"\d+(?:\.\d+)?[A-Za-z]?")
+
+
+def _typed_numbers(text: str) -> list[str]:
+    for pat in _STRIP:
+        text = pat.sub(" ", text)
+    found = []
+    for m in _NUMBER_TOKEN.finditer(text):
+        token = m.group().strip(".,:;/-")
+        before = text[max(0, m.start() - 12):m.start()]
+        after = text[m.end():m.end() + 6]
+        if _BARE.fullmatch(token):
+            if _CONTEXT.search(before) or (token in ("0", "1") and _REGIMES.search(before)) \
+                    or re.search(r"Llama \d(?:\.\d)?\s*$", before) \
+                    or re.fullmatch(r"\d+(?:\.\d+)?B", token) or re.match(r" bits?\b", after):
+                continue
+            found.append(f"{token!r} in '...{text[max(0, m.start() - 30):m.end() + 15]}...'")
+        elif not all(_NAMES.fullmatch(part) for part in token.split("-") if re.search(r"\d", part)) \
+                and not _NAMES.fullmatch(token):
+            found.append(f"{token!r} in '...{text[max(0, m.start() - 30):m.end() + 15]}...'")
+    return [" ".join(f.split()) for f in found]
+
+
+def _captions(nb) -> list[str]:
+    """The literal text of every figure caption (f-string parts that are computed are not)."""
+    import ast
+
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or "Figure(" not in cell.source:
+            continue
+        for node in ast.walk(ast.parse(cell.source)):
+            if isinstance(node, ast.keyword) and node.arg == "caption":
+                out.append(" ".join(v.value for v in ast.walk(node.value)
+                                    if isinstance(v, ast.Constant) and isinstance(v.value, str)))
+    return out
+
+
+@pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
+def test_no_number_is_typed_into_prose_or_captions(py):
+    nb = jupytext.read(py)
+    texts = [c.source for c in nb.cells if c.cell_type == "markdown"] + _captions(nb)
+    typed = [t for text in texts for t in _typed_numbers(text)]
+    assert not typed, (f"{py.name}: numbers typed into prose or captions (glue them, or name "
+                       "them as in tests/test_notebooks.py):\n" + "\n".join(typed))
+
+
+@pytest.mark.parametrize("text,typed", [
+    ("prefill runs at 1,956 tokens/s", True), ("a 32x gap", True), ("about 40 % more", True),
+    ("a gain of 2.1x", True), ("batch 64 reads", True), ("at 80 GB", True),
+    ("Llama 3.3 70B at Q4_0, pp512 and tg128 on an H100 or M2 Ultra", False),
+    ("chapter 3 and Table 1 and Fig. 11 and §7.1", False), ("the 99th percentile", False),
+    ("{glue:text}`x:.1f` GB, the essay's \"128k contexts\"", False), ("RTX 4090", False),
+])
+def test_the_typed_number_detector(text, typed):
+    assert bool(_typed_numbers(text)) == typed, _typed_numbers(text)

@@ -79,14 +79,16 @@ def naive_kv_cache_bytes(config, n_tokens: int, batch: int = 1, kv_dtype="f16") 
 
 
 def chip_table(chips=CHIPS) -> pd.DataFrame:
-    """Capacity (as shipped where that differs) and bandwidth of each chip, with sources."""
+    """Capacity (binary, as the vendor states it) and bandwidth of each chip, with sources."""
     rows = []
     for name in chips:
         chip = hardware.chip(name)
-        spec = kvcache.capacity_spec(chip)
-        rows.append({"chip": name, "capacity_bytes": kvcache.usable_capacity_bytes(chip),
-                     "capacity_spec": spec, "bandwidth_bytes_per_s": chip.bandwidth_bytes_per_s,
-                     "source_url": chip.source(spec)})
+        if chip.capacity_spec is None:
+            raise ValueError(f"{name}: no memory capacity in hardware_specs.csv")
+        rows.append({"chip": name, "capacity_bytes": chip.capacity_bytes,
+                     "capacity_spec": chip.capacity_spec,
+                     "bandwidth_bytes_per_s": chip.bandwidth_bytes_per_s,
+                     "source_url": chip.source(chip.capacity_spec)})
     return pd.DataFrame(rows)
 
 

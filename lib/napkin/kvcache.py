@@ -292,22 +292,3 @@ def decode_step_bytes(config, weight_bytes: float, context_tokens: int, batch: i
     sequence's whole cache at ``context_tokens`` deep (not shared)."""
     weights = require_positive("weight_bytes", weight_bytes, allow_zero=True)
     return weights + kv_cache_bytes(config, context_tokens, batch, kv_dtype_bytes)
-
-
-def usable_capacity_bytes(chip) -> float:
-    """A chip's memory as shipped (B200: 180 GB, not the announced 192 GB), else as
-    stated, else the largest configuration (M2 Ultra: 192 GB)."""
-    for spec in ("memory_capacity_as_shipped_GB", "memory_capacity_GB",
-                 "max_memory_capacity_GB"):
-        if spec in chip.specs:
-            return chip.specs[spec] * 1e9
-    raise ValueError(f"{chip.name}: no memory capacity in hardware_specs.csv")
-
-
-def capacity_spec(chip) -> str:
-    """Which spec :func:`usable_capacity_bytes` used, so a table can cite it."""
-    for spec in ("memory_capacity_as_shipped_GB", "memory_capacity_GB",
-                 "max_memory_capacity_GB"):
-        if spec in chip.specs:
-            return spec
-    raise ValueError(f"{chip.name}: no memory capacity in hardware_specs.csv")

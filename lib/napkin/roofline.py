@@ -33,7 +33,7 @@ import pandas as pd
 
 from . import hardware
 from .kvcache import kv_bytes_per_token, kv_cache_bytes, linear_form
-from .models import dense_params, load_config, require_int
+from .models import BITS_PER_WEIGHT, dense_params, load_config, require_int
 from .units import TFLOPS, require_positive
 
 
@@ -107,68 +107,70 @@ class Roof:
                        n_chips=self.n_chips * n_chips)
 
 
-#: Figures other than dense 16-bit that a chip without one is shown with, and what they are.
-OTHER_FLOPS = {
-    "fp4_tensor_sparse_TFLOPS": "sparse FP4 tensor (2:4 sparsity; not comparable)",
-    "fp32_vector_TFLOPS": "FP32 vector (CUDA cores, no tensor units)",
-}
+#: The arithmetic each weight format runs in, by engine backend. llama.cpp's CUDA and ROCm
+#: backends multiply quantized blocks with 8-bit integer dot products (ggml-cuda's MMQ
+#: kernels quantize the activations to q8_1 and use the INT8 tensor cores), and its F16
+#: weights through FP16 GEMMs; its Metal backend dequantizes every format to FP16 in the
+#: matmul (Apple's GPUs have no integer matrix path). A serving stack runs FP8 weights on FP8
+#: tensor cores and FP4 (NVFP4) on Blackwell's FP4 ones.
+_FLOAT_FORMATS = {"F32": "fp32", "F16": "fp16", "BF16": "fp16", "FP16": "fp16", "FP8": "fp8",
+                  "FP4": "fp4", "NVFP4": "fp4", "INT8": "int8"}
+BACKENDS = ("CUDA", "ROCm", "Metal", "serving")
+ARITHMETIC_SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cuda/"
+                     "mmq.cuh (MMQ: quantized weights x q8_1 activations, INT8 MMA)")
 
 
-def chip_roof(name: str, spec: str | None = None) -> Roof:
-    """The roof of a chip in ``data/hardware_specs.csv``.
+def arithmetic_for(weight_format: str, backend: str = "CUDA") -> str:
+    """The arithmetic kind (:data:`napkin.hardware.ARITHMETIC`) a matmul of weights stored in
+    ``weight_format`` runs in on ``backend``; an unknown format or backend is refused."""
+    fmt = str(weight_format).upper()
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+    if fmt not in _FLOAT_FORMATS and fmt not in BITS_PER_WEIGHT:
+        raise ValueError(f"unknown weight format {weight_format!r}; known: "
+                         f"{', '.join(sorted(set(_FLOAT_FORMATS) | set(BITS_PER_WEIGHT)))}")
+    if backend == "Metal":
+        return "fp32" if fmt == "F32" else "fp16"
+    if fmt in _FLOAT_FORMATS:
+        return _FLOAT_FORMATS[fmt]
+    return "int8"  # a llama.cpp block format (Q4_0, Q8_0, Q4_K, MXFP4 ...)
 
-    By default its dense 16-bit figure (:attr:`napkin.hardware.Chip.dense_fp16_flops`);
-    a chip that has none must be asked for another spec by name (``spec=``), so a sparse
-    or FP4 figure can never stand in for a dense FP16 one silently.
+
+def chip_roof(name: str, arithmetic: str = "fp16", sparse: bool = False) -> Roof:
+    """The roof of a chip in ``data/hardware_specs.csv`` for one arithmetic.
+
+    Dense FP16/BF16 by default, the essay's roof; ``arithmetic="int8"`` for llama.cpp's
+    quantized kernels, ``"fp8"`` for a served FP8 model. A chip that states no figure for
+    that arithmetic is a ValueError naming what it does state, so no other figure can stand
+    in for it silently; 2:4-sparse figures only when asked for.
     """
     chip = hardware.chip(name)
-    if spec is None:
-        dense = chip.dense_fp16_flops
-        if dense is None:
-            have = ", ".join(s for s in chip.specs if s.endswith("_TFLOPS")) or "none"
-            raise ValueError(f"{name} has no dense FP16 figure in hardware_specs.csv (it has: "
-                             f"{have}); pass spec= to choose one and say which")
-        flops, kind = dense
-    else:
-        if spec not in chip.specs:
-            raise ValueError(f"{name} has no spec {spec!r} in hardware_specs.csv")
-        if not spec.endswith("_TFLOPS"):
-            raise ValueError(f"spec {spec!r} is not a FLOP/s figure")
-        flops = chip.specs[spec] * TFLOPS
-        kind = OTHER_FLOPS.get(spec) or hardware.DENSE_FP16_SPECS.get(spec) or spec
-    return Roof(name=name, flops_per_s=flops, bandwidth_bytes_per_s=chip.bandwidth_bytes_per_s,
-                flops_kind=kind, capacity_bytes=chip.capacity_bytes)
+    peak = chip.peak(arithmetic, sparse)
+    return Roof(name=name, flops_per_s=peak.flops_per_s,
+                bandwidth_bytes_per_s=chip.bandwidth_bytes_per_s, flops_kind=peak.kind,
+                capacity_bytes=chip.capacity_bytes)
 
 
-def _spec_of(chip: hardware.Chip, kind: str) -> str:
-    for spec, meaning in {**hardware.DENSE_FP16_SPECS, **OTHER_FLOPS}.items():
-        if meaning == kind and spec in chip.specs:
-            return spec
-    raise ValueError(f"{chip.name}: no spec for {kind!r}")
-
-
-def ridge_table(names: Iterable[str]) -> pd.DataFrame:
-    """One row per chip and FLOP/s figure: peak, bandwidth, ridge point and its source.
-
-    Chips with a dense 16-bit figure get one row; a chip without one (DGX Spark) gets a
-    row for each figure in :data:`OTHER_FLOPS` it has, each labelled with its kind.
-    """
+def ridge_table(names: Iterable[str], arithmetic: Iterable[str] = ("fp16", "fp8", "int8",
+                                                                    "fp4")) -> pd.DataFrame:
+    """One row per chip and arithmetic it states a dense peak for: peak, bandwidth, ridge
+    point, and the sources of both. Sparse figures are left out: no dense model runs them."""
     rows = []
     for name in names:
         chip = hardware.chip(name)
-        specs = [None] if chip.dense_fp16_flops else [s for s in OTHER_FLOPS if s in chip.specs]
-        if not specs:
-            raise ValueError(f"{name} has no FLOP/s figure at all in hardware_specs.csv")
-        for spec in specs:
-            roof = chip_roof(name, spec)
-            used = spec or _spec_of(chip, roof.flops_kind)
+        kinds = [a for a in arithmetic if chip.has_peak(a)]
+        if not kinds:
+            raise ValueError(f"{name} states no dense peak for {', '.join(arithmetic)}")
+        for a in kinds:
+            peak = chip.peak(a)
+            roof = chip_roof(name, a)
             rows.append({
-                "chip": name, "vendor": chip.vendor, "flops_kind": roof.flops_kind,
-                "dense": "sparse" not in roof.flops_kind,
+                "chip": name, "vendor": chip.vendor, "arithmetic": a,
+                "flops_kind": peak.kind, "flops_spec": peak.spec, "derived": peak.derived,
                 "flops_per_s": roof.flops_per_s,
                 "bandwidth_bytes_per_s": roof.bandwidth_bytes_per_s,
                 "ridge_flop_per_byte": roof.ridge,
-                "flops_source": chip.source(used),
+                "flops_source": peak.source,
                 "bandwidth_source": chip.source("memory_bandwidth_GB_per_s"),
             })
     return pd.DataFrame(rows)

@@ -113,6 +113,17 @@ class Traffic:
     def rate_per_s(self) -> float:
         return float(len(self) / self.arrival_s[-1]) if self.arrival_s[-1] > 0 else math.inf
 
+    def stats(self) -> dict:
+        """What the sampled traffic actually is (the lognormal's target means are not what a
+        finite, cut sample realises): means, medians, 99th percentiles and the longest."""
+        out = {"requests": len(self), "rate_per_s": self.rate_per_s}
+        for what, x in (("prompt", self.prompt), ("output", self.output)):
+            out |= {f"{what}_mean_tokens": float(x.mean()),
+                    f"{what}_median_tokens": float(np.median(x)),
+                    f"{what}_p99_tokens": float(np.percentile(x, 99)),
+                    f"{what}_max_tokens": int(x.max())}
+        return out
+
 
 def traffic(rate_per_s: float, n: int, prompt_mean_tokens: float, output_mean_tokens: float,
             *, sigma: float = paging.DEFAULT_SIGMA, max_len: int = 32768,
@@ -316,11 +327,22 @@ class Run:
     tokens: pd.DataFrame | None = None
     compositions: list | None = field(default=None, repr=False)
 
-    @property
-    def utilisation(self) -> float:
-        """Share of the instances' arithmetic (peak FLOP/s x duration) the run used."""
-        return float(self.steps["flops"].sum() /
-                     (self.flops_per_s * self.duration_s * self.n_instances))
+    def utilisation(self, whole_run: bool = False) -> float:
+        """Share of the instances' arithmetic (peak FLOP/s x time) the run used. By default
+        over the arrival window, from the first arrival to the last, so that the tail in which
+        the last requests drain does not dilute it (a step straddling its end counts for the
+        part inside); ``whole_run`` from the first arrival to the last finish, for a run whose
+        requests all arrive at once."""
+        t0 = float(self.requests["arrival_s"].min())
+        t1 = float(self.requests["finish_s" if whole_run else "arrival_s"].max())
+        if t1 <= t0:
+            raise ValueError("every request arrived at once: use whole_run=True")
+        start = self.steps["start_s"].to_numpy()
+        end = start + self.steps["seconds"].to_numpy()
+        inside = np.clip(np.minimum(end, t1) - np.maximum(start, t0), 0, None)
+        share = np.divide(inside, end - start, out=np.zeros_like(inside), where=end > start)
+        used = float((self.steps["flops"].to_numpy() * share).sum())
+        return used / (self.flops_per_s * (t1 - t0) * self.n_instances)
 
     @property
     def ttft_s(self) -> np.ndarray:
@@ -355,7 +377,7 @@ class Run:
                 "throughput_tok_per_s": float(self.requests["output"].sum() / self.duration_s),
                 "attainment": float(ok.mean()),
                 "goodput_req_per_s": float(ok.sum() / self.duration_s),
-                "utilisation": self.utilisation,
+                "utilisation": self.utilisation(),
                 "requests": len(self.requests)}
 
 
@@ -682,7 +704,7 @@ def chapter_saturation(setting: Setting = SETTING) -> pd.DataFrame:
                          "makespan_s": r.duration_s,
                          "throughput_tok_per_s": float(tr.output.sum() / r.duration_s),
                          "prefill_tok_per_s": float(tr.prompt.sum() / r.duration_s),
-                         "steps": len(r.steps), "utilisation": r.utilisation,
+                         "steps": len(r.steps), "utilisation": r.utilisation(whole_run=True),
                          "mean_decodes": float(r.steps["decode_tokens"].mean())})
         return pd.DataFrame(rows)
     return _cached(("saturation", setting), run).copy()

@@ -9,27 +9,18 @@ import numpy as np
 import pandas as pd
 
 from ..charts import PALETTE, bar_labels, responsive
-from ..roofline import (OTHER_FLOPS, Model, Roof, attainable_flops, batch_to_ridge,
-                        context_limit)
+from ..roofline import Model, Roof, attainable_flops, batch_to_ridge, context_limit
 from ..units import TFLOPS
 
-KIND_COLORS = {
-    "dense FP16/BF16 tensor": "#2a78d6",
-    "dense FP16 tensor, FP32 accumulate": "#3c9a3c",
-    "FP16 GPU peak (no separate tensor path)": "#8e44ad",
-    "dense FP16 (theoretical)": "#c0392b",
-    "FP32 vector (CUDA cores, no tensor units)": "#eb6834",
-    "sparse FP4 tensor (2:4 sparsity; not comparable)": "#9a9184",
-}
-
-
-#: Short tags for chips shown with a figure other than their dense 16-bit one.
-OTHER_TAGS = {kind: tag for kind, tag in zip(OTHER_FLOPS.values(), ("sparse FP4", "FP32 vector"))}
+#: One colour per arithmetic, the same in every chart of the chapter.
+ARITHMETIC_COLORS = {"fp16": "#2a78d6", "fp8": "#3c9a3c", "int8": "#8e44ad", "fp4": "#eb6834",
+                     "fp32": "#9a9184"}
 
 
 def _label(row) -> str:
-    tag = OTHER_TAGS.get(row["flops_kind"])
-    return f"{row['chip']} ({tag})" if tag else row["chip"]
+    """A chip's name, with its arithmetic where the table holds more than one."""
+    return f"{row['chip']} ({row['arithmetic'].upper()})" if row["arithmetic"] != "fp16" \
+        else row["chip"]
 
 
 def roofline_lines(table: pd.DataFrame, markers: pd.DataFrame,
