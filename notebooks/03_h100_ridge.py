@@ -49,6 +49,7 @@
 # Decode has $n = B$, the batch; prefill has $n$ = the prompt length.
 
 # %% tags=["remove-cell"]
+import numpy as np
 import pandas as pd
 
 import napkin
@@ -56,7 +57,7 @@ from napkin import essay, hardware, measure, roofline, tables
 from napkin.figures import roofline as charts
 from napkin.measure import batched
 from napkin.prose import glue, glue_markdown
-from napkin.units import GB, TFLOPS
+from napkin.units import GiB, TFLOPS
 
 h100 = roofline.chip_roof("H100 SXM")
 glue("ridge", h100.ridge)
@@ -85,7 +86,7 @@ glue("essay_prompt", essay.claim("prefill_intensity"))
 h100_chip = hardware.chip("H100 SXM")
 glue("h100_sparse", h100_chip.specs["fp16_tensor_sparse_TFLOPS"])
 glue("h100_dense", h100_chip.specs["fp16_tensor_dense_TFLOPS"])
-glue("h100_bw", h100.bandwidth_bytes_per_s / GB)
+glue("h100_bw", h100.bandwidth_bytes_per_s / 1e9)
 glue("essay_ridge", essay.claim("h100_ridge"))
 glue("sparse_ridge", roofline.ridge_point(h100_chip.specs["fp16_tensor_sparse_TFLOPS"] * TFLOPS,
                                           h100.bandwidth_bytes_per_s))
@@ -102,47 +103,57 @@ glue("essay_over", essay.claim("prefill_over_ridge"))
 # %% [markdown]
 # ## Every chip's roof
 #
-# The same division for every chip in `data/hardware_specs.csv`. Which FLOP/s figure each
-# one uses matters as much as the division:
+# The same division for every chip in `data/hardware_specs.csv`, for every arithmetic the
+# chip states a dense peak for. Which peak a chip is held to matters as much as the division,
+# because a matmul runs at the rate of the arithmetic it actually uses:
 #
-# - **Datacenter GPUs** (H100, H200, B200, A100, MI300X): dense FP16/BF16 tensor throughput.
-# - **GeForce cards** (RTX 4090, 5090): dense FP16 tensor throughput *with FP32
-#   accumulate*, the figure NVIDIA lists for them and the one a framework gets by default;
-#   with FP16 accumulate the RTX 4090 is listed {glue:text}`geforce_acc:.1f`x faster.
-# - **M2 Ultra**: its GPU's FP16 peak, which equals its FP32 peak, since it has no separate
-#   matrix units.
-# - **Strix Halo**: the theoretical FP16 peak of its integrated GPU, computed, not stated by
-#   AMD.
-# - **DGX Spark**: NVIDIA states no dense 16-bit figure. It appears twice, each point
-#   labelled: with its headline {glue:text}`spark_fp4:,.0f` TFLOPS of *sparse FP4*, which
-#   is not comparable with anything else here (4-bit, and with sparsity), and with its
-#   {glue:text}`spark_fp32:.0f` TFLOPS of FP32 on ordinary CUDA cores, a floor. Its dense
-#   16-bit ridge lies somewhere between, and no source pins it down.
+# - **Datacenter GPUs** (H100, H200, B200, A100, MI300X): dense tensor throughput in each
+#   format; FP8 and INT8 run at twice the FP16 rate on Hopper and Blackwell, FP4 at four
+#   times on Blackwell.
+# - **GeForce cards** (RTX 4090, RTX 5090): FP16 tensor throughput *with FP32 accumulate*,
+#   the figure a framework gets by default; with FP16 accumulate the RTX 4090 is listed
+#   {glue:text}`geforce_acc:.1f`x faster, and its INT8 tensor rate is
+#   {glue:text}`geforce_int8:.1f`x the FP32-accumulate FP16 one.
+# - **M2 Ultra**: no matrix units; its GPU's FP16 peak equals its FP32 peak, and it has no
+#   faster integer path (a third party's figure, computed, not stated by Apple).
+# - **Strix Halo**: the theoretical FP16 and INT8 peaks of its integrated GPU's matrix
+#   instructions, computed, not stated by AMD.
+# - **DGX Spark**: NVIDIA states only {glue:text}`spark_fp4:,.0f` TFLOPS of *sparse FP4*.
+#   The dense figures here are derived by the ratios every other Blackwell part follows
+#   ({glue:text}`spark_fp4_dense:,.0f` FP4, {glue:text}`spark_int8:,.0f` FP8 and INT8,
+#   {glue:text}`spark_fp16:,.0f` FP16), not vendor-stated; the FP16 one could be half that
+#   if the chip halves FP32 accumulation as GeForce cards do. Hollow points and dotted lines
+#   mark derived figures.
 
 # %% tags=["remove-cell"]
 CHIPS = ["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe", "MI300X",
          "RTX 4090", "RTX 5090", "DGX Spark", "M2 Ultra", "Strix Halo"]
+DATACENTER = ["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe", "MI300X"]
 ridges = roofline.ridge_table(CHIPS)
 spark = hardware.chip("DGX Spark")
-rtx = hardware.chip("RTX 4090").specs
+rtx = hardware.chip("RTX 4090")
 glue("geforce_acc",
-     rtx["fp16_tensor_dense_fp16acc_TFLOPS"] / rtx["fp16_tensor_dense_fp32acc_TFLOPS"])
-glue("spark_fp4", spark.specs["fp4_tensor_sparse_TFLOPS"])
-glue("spark_fp32", spark.specs["fp32_vector_TFLOPS"])
-dense_fp16 = ridges[ridges["chip"] != "DGX Spark"].set_index("chip")["ridge_flop_per_byte"]
-glue("ridge_min", dense_fp16.min())
-glue("ridge_min_chip", dense_fp16.idxmin())
-glue("ridge_max", dense_fp16.max())
-glue("ridge_max_chip", dense_fp16.idxmax())
-datacenter = dense_fp16.loc[["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe",
-                             "MI300X"]]
-glue("dc_min", datacenter.min())
-glue("dc_max", datacenter.max())
-spark_rows = ridges[ridges["chip"] == "DGX Spark"].set_index("flops_kind")["ridge_flop_per_byte"]
-glue("spark_ridge_fp4", spark_rows[roofline.OTHER_FLOPS["fp4_tensor_sparse_TFLOPS"]])
-glue("spark_ridge_fp32", spark_rows[roofline.OTHER_FLOPS["fp32_vector_TFLOPS"]])
-glue("spark_vs_max", spark_rows[roofline.OTHER_FLOPS["fp4_tensor_sparse_TFLOPS"]]
-     / dense_fp16.max())
+     rtx.specs["fp16_tensor_dense_fp16acc_TFLOPS"] / rtx.peak("fp16").flops_per_s * TFLOPS)
+glue("geforce_int8", rtx.peak("int8").flops_per_s / rtx.peak("fp16").flops_per_s)
+glue("spark_fp4", spark.peak("fp4", sparse=True).flops_per_s / TFLOPS)
+glue("spark_fp4_dense", spark.peak("fp4").flops_per_s / TFLOPS)
+glue("spark_int8", spark.peak("int8").flops_per_s / TFLOPS)
+glue("spark_fp16", spark.peak("fp16").flops_per_s / TFLOPS)
+by_arith = ridges.pivot_table(index="chip", columns="arithmetic", values="ridge_flop_per_byte")
+dense_fp16 = by_arith["fp16"]
+fp16_derived = ridges[ridges["arithmetic"] == "fp16"].set_index("chip")["derived"]
+
+
+def _end(chip: str) -> str:
+    return (f"{dense_fp16[chip]:.0f} FLOP/byte ({chip}"
+            + (", a derived figure)" if fp16_derived[chip] else ")"))
+
+
+glue_markdown("fp16_range", f"{_end(dense_fp16.idxmin())} to {_end(dense_fp16.idxmax())}")
+glue("dc_min", dense_fp16.loc[DATACENTER].min())
+glue("dc_max", dense_fp16.loc[DATACENTER].max())
+glue("h100_fp8_ridge", by_arith.loc["H100 SXM", "fp8"])
+glue("spark_ridge_fp4", by_arith.loc["DGX Spark", "fp4"])
 markers = pd.DataFrame({
     "intensity": [roofline.matmul_intensity(1), roofline.matmul_intensity(b64), i_prefill],
     "label": ["decode, batch 1 (FP16)", f"decode, batch {b64} (FP16)",
@@ -150,47 +161,101 @@ markers = pd.DataFrame({
     "short": ["decode B=1", f"B={b64}", f"prefill {essay.claim('prefill_intensity'):,.0f}"]})
 
 # %%
-tables.styled(ridges.assign(peak_TFLOPS=ridges["flops_per_s"] / TFLOPS)
-              .round({"ridge_flop_per_byte": 1}), "ridge-table", {
-    "chip": "Chip", "flops_kind": "FLOP/s figure", "peak_TFLOPS": "Peak (TFLOP/s)",
-    "bandwidth_bytes_per_s": "Bandwidth (GB/s)", "ridge_flop_per_byte": "Ridge (FLOP/byte)"})
+wide = ridges.pivot_table(index="chip", columns="arithmetic", values="flops_per_s") / TFLOPS
+shown = (by_arith.round(0).join(wide, lsuffix="_ridge", rsuffix="_peak")
+         .reindex(CHIPS).reset_index()
+         .assign(bw=lambda d: [hardware.chip(c).bandwidth_bytes_per_s / 1e9 for c in d["chip"]],
+                 derived=lambda d: [", ".join(a.upper() for a in ridges[(ridges["chip"] == c)
+                                              & ridges["derived"]]["arithmetic"]) or "none"
+                                    for c in d["chip"]]))
+tables.styled(shown, "ridge-table", {
+    "chip": "Chip", "bw": "Bandwidth (GB/s)", "fp16_peak": "FP16 peak (TFLOP/s)",
+    "fp16_ridge": "FP16 ridge", "fp8_ridge": "FP8 ridge", "int8_ridge": "INT8 ridge",
+    "fp4_ridge": "FP4 ridge", "derived": "Derived, not vendor-stated"})
 
 # %% tags=["hide-input"]
 napkin.Figure(
     name="fig-ridge-points",
-    chart=charts.ridge_bars(ridges, markers.iloc[[0, 2]]),
-    caption="Every chip needs far more FLOPs per byte than batch-1 decode offers before "
-            "arithmetic limits it; a long prefill offers more than most need.",
-    source="data/hardware_specs.csv (vendor figures, some via secondary compilations; "
-           "Strix Halo's computed); ridge points computed by napkin.roofline.",
+    chart=charts.ridge_dots(ridges, markers.iloc[[0, 2]]),
+    caption="Every chip's ridge point for each arithmetic it states a dense peak for, with "
+            "batch-1 decode and a prefill of the essay's prompt length marked at FP16.",
+    source="data/hardware_specs.csv (vendor figures, some via secondary compilations; DGX "
+           "Spark's dense, Strix Halo's and M2 Ultra's computed); ridges by napkin.roofline.",
 )
 
 # %% [markdown]
-# Dense 16-bit ridges run from {glue:text}`ridge_min:.0f` FLOP/byte
-# ({glue:text}`ridge_min_chip`) to {glue:text}`ridge_max:.0f` ({glue:text}`ridge_max_chip`);
-# the datacenter parts all sit between {glue:text}`dc_min:.0f` and {glue:text}`dc_max:.0f`.
-# DGX Spark's two labelled points are {glue:text}`spark_ridge_fp32:.0f` (FP32 vector) and
-# {glue:text}`spark_ridge_fp4:,.0f` (sparse FP4): the petaFLOP headline puts the Spark
-# {glue:text}`spark_vs_max:.0f`x to the right of the highest dense ridge in the book: a fair
-# place for the 4-bit sparse matmuls the figure counts, and the wrong one for anything
-# else. On the full roofline, with the workloads marked:
+# Dense FP16 ridges run from {glue:md}`fp16_range`; the datacenter parts all sit between {glue:text}`dc_min:.0f` and {glue:text}`dc_max:.0f`.
+# Each halving of the number format doubles the ridge on chips whose tensor cores double their
+# rate for it: the H100's FP8 ridge is {glue:text}`h100_fp8_ridge:.0f`, DGX Spark's derived
+# FP4 ridge {glue:text}`spark_ridge_fp4:,.0f`. On the full FP16 roofline, with the workloads
+# marked:
 
 # %% tags=["hide-input"]
 napkin.Figure(
     name="fig-roofline-chips",
-    chart=charts.roofline_lines(ridges, markers),
-    caption="Batch-1 decode sits on the sloped, memory-bound part of every chip's roof; a "
-            "long prefill sits on the flat part of all but the sparse-FP4 figure.",
+    chart=charts.roofline_lines(ridges[ridges["arithmetic"] == "fp16"], markers),
+    caption="Each chip's dense FP16 roof with batch-1 decode, batch-64 decode and a prefill "
+            "of the essay's prompt length marked by their FP16 weight intensity.",
     source="data/hardware_specs.csv; rooflines and workload intensities computed by "
            "napkin.roofline (weights only, FP16).",
 )
 
 # %% [markdown]
+# ## Which roof a weight format sees
+#
+# A format changes both sides of the division. With $b$ bytes per weight the weight matmuls
+# do $2B/b$ FLOPs per byte at batch $B$ (equation {eq}`eq-matmul-intensity`), and they run at
+# the rate of the arithmetic the format uses: FP8 weights on FP8 tensor cores, FP4 on FP4 ones,
+# and llama.cpp's 4- and 8-bit blocks through its INT8 kernels (it multiplies them with 8-bit
+# integer dot products). The batch at which decode reaches the ridge is therefore
+#
+# ```{math}
+# :label: eq-format-crossover
+# B^{\times} = \frac{R_{\text{arithmetic}} \cdot b}{2}
+# ```
+#
+# (weights only, as in the essay):
+
+# %%
+crossover = roofline.crossover_table(["H100 SXM", "B200", "RTX 4090", "DGX Spark"],
+                                     ["F16", "FP8", "Q8_0", "Q4_K", "FP4"])
+tables.styled(crossover.assign(
+    arith=crossover["arithmetic"].str.upper() + np.where(crossover["derived"], " (derived)", ""),
+    ridge=crossover["ridge_flop_per_byte"].round(0),
+    batch=crossover["crossover_batch"].round(0)), "format-crossover-table", {
+        "chip": "Chip", "weight_format": "Weights", "bytes_per_weight": "Bytes per weight",
+        "arith": "Runs in", "ridge": "Ridge (FLOP/byte)", "batch": "Crossover batch"})
+
+# %% tags=["remove-cell"]
+cx = crossover.set_index(["chip", "weight_format"])["crossover_batch"]
+glue("cx_h100_f16", cx[("H100 SXM", "F16")])
+glue("cx_h100_fp8", cx[("H100 SXM", "FP8")])
+glue("cx_h100_q4", cx[("H100 SXM", "Q4_K")])
+glue("cx_b200_fp4", cx[("B200", "FP4")])
+glue("cx_4090_f16", cx[("RTX 4090", "F16")])
+glue("cx_4090_q4", cx[("RTX 4090", "Q4_K")])
+# what the prose says in words, checked
+assert abs(cx[("H100 SXM", "FP8")] / cx[("H100 SXM", "F16")] - 1) < 0.01
+assert cx[("H100 SXM", "Q4_K")] < cx[("H100 SXM", "F16")]
+assert cx[("RTX 4090", "Q4_K")] > cx[("RTX 4090", "F16")]
+
+# %% [markdown]
+# FP8 weights on an H100 cross at a batch of {glue:text}`cx_h100_fp8:.0f`, where FP16 crossed
+# at {glue:text}`cx_h100_f16:.0f`: half the bytes per weight, twice the FLOP/s, the same
+# crossover; FP4 on a B200 does the same ({glue:text}`cx_b200_fp4:.0f`). Formats whose bytes
+# shrink faster than their arithmetic speeds up move it down: llama.cpp's Q4_K reaches the
+# INT8 ridge at {glue:text}`cx_h100_q4:.0f` on an H100. On a GeForce card the order flips,
+# because its INT8 rate is {glue:text}`geforce_int8:.0f` times its FP32-accumulate FP16 rate:
+# FP16 crosses at
+# {glue:text}`cx_4090_f16:.0f` on an RTX 4090, Q4_K at {glue:text}`cx_4090_q4:.0f`. Every
+# crossover in this section counts weights only; the next sections add the cache.
+
+# %% [markdown]
 # ## Batching on a datacenter GPU
 #
 # Take the essay's model, Llama 3.3 70B, with FP16 weights and an FP16 cache
-# ({glue:text}`params_b:.1f` billion parameters, {glue:text}`weights_gb:.0f` GB of weights).
-# It does not fit on one {glue:text}`h100_cap:.0f` GB H100, so shard it, tensor-parallel,
+# ({glue:text}`params_b:.1f` billion parameters, {glue:text}`weights_gib:.0f` GiB of weights).
+# It does not fit on one {glue:text}`h100_cap:.0f` GiB H100, so shard it, tensor-parallel,
 # over {glue:text}`n_gpus:d` of them: the smallest power of two that leaves at least
 # {glue:text}`kv_share:.0%` of their memory for the cache. Sharding splits FLOPs and bytes
 # alike, so the ridge point and every intensity below are those of one H100; throughput is
@@ -206,10 +271,10 @@ model = roofline.llama_3_3_70b()
 KV_SHARE = 0.5
 n_gpus = roofline.chips_to_hold(model, h100, KV_SHARE)
 glue("kv_share", KV_SHARE)
-glue("h100_cap", h100.capacity_bytes / GB)
+glue("h100_cap", h100.capacity_bytes / GiB)
 group = h100.times(n_gpus)
 glue("params_b", model.params / 1e9)
-glue("weights_gb", model.weight_bytes / GB)
+glue("weights_gib", model.weight_bytes / GiB)
 glue("n_gpus", n_gpus)
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 CONTEXTS = [0, 1024, 8192, 32768, 131072]
@@ -226,7 +291,7 @@ glue("cost_top", zero["chip_s_per_mtok"].min())
 MID_CONTEXT = 8192
 glue("mid_context", MID_CONTEXT)
 glue("fit_mid", roofline.max_batch(model, group, MID_CONTEXT))
-glue("kv_seq_mid", model.kv_bytes(MID_CONTEXT) / GB)
+glue("kv_seq_mid", model.kv_bytes(MID_CONTEXT) / GiB)
 
 # %% tags=["hide-input"]
 napkin.Figure(
@@ -249,7 +314,7 @@ napkin.Figure(
 # inference".
 #
 # The other lines are what the essay skips. With context, every sequence also reads its own
-# cache, {glue:text}`kv_seq_mid:.2f` GB per sequence at {glue:text}`mid_context:,d` tokens,
+# cache, {glue:text}`kv_seq_mid:.2f` GiB per sequence at {glue:text}`mid_context:,d` tokens,
 # and that read grows with the batch instead of being shared. The faded points are batches
 # whose caches no longer fit beside the weights: at {glue:text}`mid_context:,d` tokens, only
 # {glue:text}`fit_mid:d` sequences fit in the group's memory at all.
@@ -348,14 +413,15 @@ napkin.Figure(
 # %% [markdown]
 # ## Your machine
 #
-# The same roofline, measured where this page was built. The peak is a large float32
-# matrix product through numpy's BLAS on every core, reported as **dense FP32** FLOP/s:
-# what this CPU's vector units give a well-blocked floating-point matmul (there are no FP16
-# tensor cores here). It is a yardstick rather than llama.cpp's own ceiling, since
-# llama.cpp multiplies Q8_0 weights with 8-bit integer dot products; the closing note
-# compares the two. The bandwidth is the probe from chapter 1. Then llama.cpp decodes a synthetic model with several sequences at once, one
-# token each per step, from batch 1 up, and each measured point is set against the
-# roofline prediction min(compute bound, memory bound) for that batch.
+# The same roofline, measured where this page was built. A roof must be the rate of the
+# arithmetic that actually runs, so the compute side is llama.cpp's own: it prefills the
+# synthetic Q8_0 model with a few hundred tokens in one pass, where every weight serves every
+# prompt token, and the FLOPs of that pass over its time are the fastest this machine runs
+# llama.cpp's 8-bit integer matmul kernels. A float32 matrix product through numpy's BLAS is
+# reported beside it as a yardstick, not as the roof: it is a different arithmetic. The
+# bandwidth is the probe from chapter 1. Then llama.cpp decodes the same model with several
+# sequences at once, one token each per step, from batch 1 up, and each measured point is set
+# against the roofline prediction min(compute bound, memory bound) for that batch.
 
 # %% tags=["nbval-ignore-output"]
 live_batch = batched.live(batched.QUICK)
@@ -374,9 +440,9 @@ napkin.Figure(
     name="fig-live-batching",
     chart=charts.live_batching(live_frame, batched.who(live_batch)),
     caption="Measured aggregate decode throughput against the roofline prediction from this "
-            "machine's own measured peak and bandwidth.",
-    source="Live: napkin.measure.batched (llama.cpp, synthetic model), napkin.measure.gemm, "
-           "napkin.measure.probe.",
+            "machine's own measured llama.cpp prefill rate and probed bandwidth.",
+    source="Live: napkin.measure.batched (llama.cpp, synthetic model: batched decode and its "
+           "prefill rate), napkin.measure.probe.",
     live=True,
     machine=batched.who(live_batch),
 )

@@ -49,10 +49,10 @@
 
 # %% tags=["remove-cell"]
 import napkin
-from napkin import capacity, catalog, essay, kvcache, measure, models, tables
+from napkin import capacity, catalog, essay, hardware, kvcache, measure, models, tables
 from napkin.figures import kvcache as charts
 from napkin.prose import glue, glue_markdown
-from napkin.units import GB, KB, GiB, KiB
+from napkin.units import GB, KB, GiB, KiB, MiB
 
 # %% [markdown]
 # ## The essay's numbers, recomputed
@@ -95,7 +95,6 @@ glue("full_gib", by_case.loc[full, "GiB"])
 glue("full_128000_gb", by_case.loc[decimal_full, "GB"])
 glue("decimal_full", decimal_full)
 glue("decimal_short", decimal_short)
-glue("decimal_short_gb", by_case.loc[decimal_short, "GB"])
 glue("essay_full_gb", essay.claim("kv_full_context_gb"))
 glue("gib_vs_gb", GiB / GB - 1)
 glue("tokens_ratio", full / decimal_full - 1)
@@ -104,7 +103,17 @@ glue("short", short)
 glue("batch_gb", by_case.loc[short, "GB"])
 glue("batch_gib", by_case.loc[short, "GiB"])
 glue("essay_batch_gb", essay.claim("kv_batch32_8k_gb"))
-glue("h100_gb", essay.claim("h100_capacity"))
+h100 = hardware.chip("H100 SXM")
+glue("h100_gib", h100.capacity_bytes / GiB)
+glue("h100_gb", h100.capacity_bytes / GB)
+h100_driver = h100.specs["driver_visible_memory_MiB"] * MiB
+glue("h100_driver_gib", h100_driver / GiB)
+glue("over_driver", by_case.loc[short, "bytes"] / h100_driver - 1)
+glue("over_mixed", by_case.loc[short, "bytes"] / (essay.claim("h100_capacity") * GB) - 1)
+glue("decimal_short_gib", by_case.loc[decimal_short, "GiB"])
+# what the prose says in words, checked
+assert by_case.loc[short, "bytes"] == h100.capacity_bytes > h100_driver
+assert by_case.loc[decimal_short, "bytes"] < h100.capacity_bytes
 
 # %% [markdown]
 # At the full {glue:text}`full_tokens:,d`-token context one sequence holds
@@ -119,10 +128,16 @@ glue("h100_gb", essay.claim("h100_capacity"))
 #
 # The batch example lands on a round number: {glue:text}`batch:d` sequences of
 # {glue:text}`short:,d` tokens hold {glue:text}`batch_gb:.1f` GB, which is exactly
-# {glue:text}`batch_gib:.0f` GiB. The essay's {glue:text}`essay_batch_gb:.0f` GB is right, and
-# so is its point: the cache alone is more than an {glue:text}`h100_gb:.0f` GB H100 holds,
-# before the weights take any room. (Read "8k" as {glue:text}`decimal_short:,d` tokens and it
-# is {glue:text}`decimal_short_gb:.1f` GB, still more.)
+# {glue:text}`batch_gib:.0f` GiB. The essay's {glue:text}`essay_batch_gb:.0f` GB is right. Its
+# comparison is not: it sets those decimal GB against "a single 80 GB H100", whose memory is
+# binary, {glue:text}`h100_gib:.0f` GiB ({glue:text}`h100_gb:.1f` GB). In one unit the cache
+# alone exactly fills the H100; the driver keeps a little back (nvidia-smi reports
+# {glue:text}`h100_driver_gib:.2f` GiB), so against what an engine can allocate the cache is
+# {glue:text}`over_driver:.1%` too large, not the {glue:text}`over_mixed:.1%` that comparing
+# GB with GiB suggests. The essay's point survives because the weights need room too: with
+# any weights at all, these caches do not fit. (Read "8k" as {glue:text}`decimal_short:,d`
+# tokens and the cache is {glue:text}`decimal_short_gib:.1f` GiB, which would fit by
+# itself.)
 
 # %% [markdown]
 # ## What calculators get wrong
@@ -248,11 +263,14 @@ measure.kvalloc.shown(allocations)
 #
 # The cache has to share memory with the weights. The table counts the sequences of a given
 # length whose caches fit beside them, with every model's weights at
-# {glue:text}`weight_bits:.0f` bits (FP8) and the cache at 16 bits, on five machines. For the
-# B200 it uses the {glue:text}`b200_gb:.0f` GB the shipping part exposes, not the
-# {glue:text}`b200_announced_gb:.0f` GB announced; for the M2 Ultra, its largest
-# configuration. Cells say why a number is missing: the weights alone do not fit, or the
-# context is longer than the model serves.
+# {glue:text}`weight_bits:.0f` bits (FP8) and the cache at 16 bits, on five machines. Memory is
+# the vendor's figure read as binary (an "80 GB" H100 holds 80 GiB), the whole of it; for the
+# M2 Ultra, its largest configuration. The B200 ships with {glue:text}`b200_gib:.0f` GiB;
+# NVIDIA announced {glue:text}`b200_announced:.0f` GB, and nvidia-smi reports
+# {glue:text}`b200_driver_gib:.1f` GiB, which is {glue:text}`b200_driver_gb:.1f` GB: counted in
+# decimal, the shipped memory is the announced number, though no source read says whether the
+# announcement meant that or more physical memory. Cells say why a number is missing: the
+# weights alone do not fit, or the context is longer than the model serves.
 
 # %%
 chips = capacity.chip_table()
@@ -268,18 +286,19 @@ tables.styled(grid, "kv-max-batch-table", {"model": "Model",
                                            **{c: c for c in capacity.CHIPS}})
 
 # %% tags=["remove-cell"]
-from napkin import hardware
-
 glue("weight_bits", models.bits_per_weight(capacity.WEIGHTS))
-glue("b200_gb", kvcache.usable_capacity_bytes(hardware.chip("B200")) / GB)
-glue("b200_announced_gb", hardware.chip("B200").specs["memory_capacity_GB"])
+b200 = hardware.chip("B200")
+glue("b200_gib", b200.capacity_bytes / GiB)
+glue("b200_announced", b200.specs["memory_capacity_announced_GiB"])
+glue("b200_driver_gib", b200.specs["driver_visible_memory_MiB"] * MiB / GiB)
+glue("b200_driver_gb", b200.specs["driver_visible_memory_MiB"] * MiB / GB)
 cell = fits.set_index(["model", "chip", "context_tokens"])["max_batch"]
 glue("llama_h100_short", int(cell[("Llama-3.3-70B", "H100 SXM", capacity.CONTEXTS[0])]))
 glue("llama_b200_long", int(cell[("Llama-3.3-70B", "B200", capacity.CONTEXTS[-1])]))
 glue("short_ctx", capacity.CONTEXTS[0])
 glue("long_ctx", capacity.CONTEXTS[-1])
-glue("gpt_fp8_gb", catalog.weight_bytes("gpt-oss-120b", "FP8") / GB)
-glue("gpt_mxfp4_gb", catalog.weight_bytes("gpt-oss-120b", "MXFP4") / GB)
+glue("gpt_fp8_gib", catalog.weight_bytes("gpt-oss-120b", "FP8") / GiB)
+glue("gpt_mxfp4_gib", catalog.weight_bytes("gpt-oss-120b", "MXFP4") / GiB)
 glue("gpt20_h100_long", int(cell[("gpt-oss-20b", "H100 SXM", capacity.CONTEXTS[-1])]))
 glue("llama8_h100_long", int(cell[("Llama-3.1-8B", "H100 SXM", capacity.CONTEXTS[-1])]))
 
@@ -291,49 +310,70 @@ glue("llama8_h100_long", int(cell[("Llama-3.1-8B", "H100 SXM", capacity.CONTEXTS
 # {glue:text}`gpt20_h100_long:d` sequences of gpt-oss-20b (windowed layers, narrow heads) but
 # {glue:text}`llama8_h100_long:d` of Llama 3.1 8B, a model of similar size. One caveat on the
 # uniform 8-bit weights: gpt-oss ships its experts in MXFP4, at which gpt-oss-120b's weights
-# are about {glue:text}`gpt_mxfp4_gb:.0f` GB rather than {glue:text}`gpt_fp8_gb:.0f` GB and do
-# fit on an H100; the calculator at the end of the chapter takes any format.
+# are about {glue:text}`gpt_mxfp4_gib:.0f` GiB rather than {glue:text}`gpt_fp8_gib:.0f` GiB and
+# do fit on an H100; the calculator at the end of the chapter takes any format.
 
 # %% [markdown]
 # ## From bandwidth to capacity
 #
-# Chapter 3's roofline says decode stops being limited by memory bandwidth once enough
-# sequences share each read of the weights: about {glue:text}`h100_crossover:.0f` on an
-# H100 (dense 16-bit FLOP/s over bandwidth). Below that batch, every extra sequence is nearly
-# free throughput. The chart sets that crossover (dashed) against the largest batch that
-# fits in memory (solid), as the context grows.
+# Chapter 3 put back what the essay's crossover leaves out: every sequence in a batch reads
+# its own cache, so the batch a decode step needs to reach the ridge grows with the context,
+# and beyond some context no batch reaches it. Here the weights are 8-bit, so the roof is the
+# FP8 one they run on ({glue:text}`h100_ridge:.0f` FLOP/byte on an H100): counting weights
+# alone, decode would cross at a batch of {glue:text}`h100_weights_only:.0f`, as 16-bit
+# weights do on the 16-bit roof. Counting the cache, the chart sets the batch needed
+# (dashed) against the batch that fits beside the weights (solid), as the context grows.
 
 # %% tags=["hide-input"]
 curves = capacity.batch_limit_curves()
 essay_point = {"context_tokens": short, "max_batch": batch,
                "label": f"the essay's example: {batch} sequences of {short:,} tokens",
-               "kv_GB": by_case.loc[short, "GB"]}
+               "kv_GiB": by_case.loc[short, "GiB"]}
 napkin.Figure(
     name="fig-kv-capacity-turn",
     chart=charts.capacity_turn(curves, essay_point, "Llama-3.3-70B"),
-    caption="Where a chip's solid line runs below its dashed crossover, memory capacity, not "
-            "compute, caps the batch, and decode stays bandwidth-bound. Pick another model "
-            "from the menu.",
-    source="Capacity and bandwidth from data/hardware_specs.csv (B200 as shipped); dense "
-           "16-bit FLOP/s for the crossover; models from data/models; computed by "
-           "napkin.capacity.",
+    caption="Per chip, the largest batch that fits beside the weights (solid) and the batch a "
+            "decode step needs to reach the FP8 ridge with every cache read counted (dashed, "
+            "ending where no batch reaches it); ringed: where the first falls below the "
+            "second. Pick another model from the menu.",
+    source="Capacity (binary), bandwidth and FP8 peaks from data/hardware_specs.csv; models "
+           "from data/models; computed by napkin.capacity and napkin.roofline.",
 )
 
 # %% tags=["remove-cell"]
-glue("h100_crossover", capacity.crossover_batch("H100 SXM"))
-glue("h200_turn", capacity.capacity_turn(curves, "Llama-3.3-70B", "H200"))
-glue("h100_turn", capacity.capacity_turn(curves, "Llama-3.3-70B", "H100 SXM"))
-h100_at_turn = curves[(curves["model"] == "Llama-3.3-70B") & (curves["chip"] == "H100 SXM")]
-glue("h100_batch_at_shortest", int(h100_at_turn["max_batch"].iloc[0]))
+turns = {c: capacity.capacity_turn("Llama-3.3-70B", c) for c in capacity.DATACENTER}
+h100_turn = turns["H100 SXM"]
+glue("h100_ridge", h100_turn["ridge_flop_per_byte"])
+glue("h100_weights_only", h100_turn["weights_only_crossover"])
+for chip, key in (("H100 SXM", "h100"), ("H200", "h200"), ("B200", "b200")):
+    glue(f"{key}_turn", turns[chip]["turn_tokens"])
+    glue(f"{key}_never", turns[chip]["never_beyond_tokens"])
+    glue(f"{key}_fits_at_turn", turns[chip]["fits_at_turn"])
+cost = capacity.extra_sequence_cost("Llama-3.3-70B", [2048, 32768]).set_index("context_tokens")
+glue("extra_2k", cost.loc[2048, "share_of_weights"])
+glue("extra_32k", cost.loc[32768, "share_of_weights"])
+glue("short_extra", 2048)
+glue("long_extra", 32768)
+# what the prose says in words, checked
+assert all(t["turn_tokens"] < t["never_beyond_tokens"] <= 2048 for t in turns.values())
 
 # %% [markdown]
-# For Llama 3.3 70B on an H100 the solid line never reaches the crossover: even at
-# {glue:text}`h100_turn:,d` tokens per sequence only {glue:text}`h100_batch_at_shortest:d`
-# sequences fit, so a single H100 serving this model is bandwidth-bound at any context. On an
-# H200 the two lines cross near {glue:text}`h200_turn:,d` tokens; beyond that, a longer
-# context means a smaller batch, a smaller batch means less reuse of each weight read, and
-# decode slides back down the roofline. That is the essay's sentence, drawn: long context
-# turns a bandwidth problem into a capacity problem.
+# For Llama 3.3 70B on an H100, the batch that fits drops below the batch that would reach
+# the ridge at {glue:text}`h100_turn:,d` tokens of context ({glue:text}`h100_fits_at_turn:,d`
+# sequences fit there), and beyond {glue:text}`h100_never:,d` tokens no batch reaches the ridge
+# at all, however much memory there were. The H200 turns at {glue:text}`h200_turn:,d` tokens
+# (none beyond {glue:text}`h200_never:,d`), the B200 at {glue:text}`b200_turn:,d` (none beyond
+# {glue:text}`b200_never:,d`). So at any chat-length context decode on these chips is
+# bandwidth-bound, whatever the memory holds; the essay's sentence needs one correction.
+# Long context does not turn a bandwidth problem into a capacity problem: it adds a capacity
+# problem to a bandwidth problem that never went away. Capacity decides how large the batch
+# can be, the batch decides how many tokens share each read of the weights, and so memory
+# sets the throughput of a decode that stays memory-bound (chapter 3's throughput curves).
+#
+# In that regime an extra sequence costs only its own cache read. At
+# {glue:text}`short_extra:,d` tokens that read is {glue:text}`extra_2k:.1%` of the weights'
+# bytes, and an extra sequence is nearly free throughput; at {glue:text}`long_extra:,d` tokens
+# it is {glue:text}`extra_32k:.0%`, and it is not.
 
 # %% [markdown]
 # ## Your own numbers

@@ -80,6 +80,7 @@ step_cut = row.loc["MHA", f"read_at_{full}_bytes"] / row.loc["GQA", f"read_at_{f
 glue("step_cut", step_cut)
 read_full = row[f"read_at_{full}_bytes"]
 glue("mqa_vs_gqa", read_full["GQA"] / read_full["MQA"])
+glue("h200_gib", hardware.chip("H200").capacity_bytes / GiB)
 
 # %% [markdown]
 # Full multi-head attention needs {glue:text}`mha_token_mb:.2f` MB per token, which is
@@ -95,18 +96,19 @@ glue("mqa_vs_gqa", read_full["GQA"] / read_full["MQA"])
 # %% [markdown]
 # ## Decode at depth, on paper
 #
-# Spread over every depth, on an H200 (the smallest of the essay's machines that holds these
-# weights with room to spare), the ceiling of {eq}`eq-decode-at-depth` looks like this. Each
-# line is solid while weights and cache fit in the chip's memory.
+# Spread over every depth, on an H200 (the H100's successor, with the same arithmetic and
+# {glue:text}`h200_gib:.0f` GiB of memory, enough for these weights with room to spare), the
+# ceiling of {eq}`eq-decode-at-depth` looks like this. Each line is solid while weights and
+# cache fit in the chip's memory.
 
 # %% tags=["hide-input"]
 h200 = hardware.chip("H200")
-capacity_bytes = kvcache.usable_capacity_bytes(h200)
+capacity_bytes = h200.capacity_bytes
 ceiling = gqa.decode_at_depth(gqa.variants(llama), weights, h200.bandwidth_bytes_per_s,
                               gqa.depth_grid(full), capacity_bytes)
 napkin.Figure(
     name="fig-gqa-decode-depth",
-    chart=charts.decode_at_depth(ceiling, "H200", capacity_bytes / GB),
+    chart=charts.decode_at_depth(ceiling, "H200", capacity_bytes / GiB),
     caption="The napkin ceiling of one sequence falls as its context deepens; with one KV head "
             "per query head it falls fastest and soon stops fitting at all.",
     source="Llama 3.3 70B config (data/models) with its KV heads varied; H200 bandwidth and "
@@ -122,14 +124,13 @@ glue("tg_empty", at.loc[("GQA", 0), "tokens_per_s"])
 glue("tg_gqa_full", at.loc[("GQA", full), "tokens_per_s"])
 glue("tg_mqa_full", at.loc[("MQA", full), "tokens_per_s"])
 glue("mha_fit_depth", kvcache.max_context(variants["MHA"], capacity_bytes, weights))
-glue("h200_gb", capacity_bytes / GB)
 
 # %% [markdown]
 # Three readings of the chart. With an empty context all three layouts share the same
 # ceiling, {glue:text}`tg_empty:.0f` tokens/s, because only the weights are read. The MHA
 # cache outweighs the weights from {glue:text}`mha_equal_depth:,d` tokens on; for the GQA model
 # that point, {glue:text}`gqa_equal_depth:,d` tokens, lies beyond the context it serves. And
-# the MHA model runs out of the H200's {glue:text}`h200_gb:.0f` GB at
+# the MHA model runs out of the H200's {glue:text}`h200_gib:.0f` GiB at
 # {glue:text}`mha_fit_depth:,d` tokens of a single sequence, while GQA still decodes at
 # {glue:text}`tg_gqa_full:.0f` tokens/s at {glue:text}`full_tokens:,d` (MQA:
 # {glue:text}`tg_mqa_full:.0f`). That is the essay's "why 128k contexts are servable at all",

@@ -71,7 +71,7 @@ from napkin import essay, roofline, tables
 from napkin import serving as sv
 from napkin.figures import serving as charts
 from napkin.prose import glue, glue_markdown
-from napkin.units import GB, KiB
+from napkin.units import GB, GiB, KiB
 
 S = sv.SETTING
 server = sv.chapter_server()
@@ -82,7 +82,11 @@ prefill_mean = roofline.mixed_step(server.model, server.roof,
 glue("essay_itl_budget", essay.claim("chunk_budget_itl"))
 glue("essay_ttft_budget", essay.claim("chunk_budget_ttft"))
 glue("gpus", server.roof.n_chips)
-glue("weight_gb", server.model.weight_bytes / GB)
+glue("weight_gib", server.model.weight_bytes / GiB)
+realised = S.traffic().stats()
+for key in ("prompt_mean_tokens", "prompt_median_tokens", "prompt_p99_tokens",
+            "output_mean_tokens", "output_median_tokens", "prompt_max_tokens"):
+    glue(f"real_{key}", realised[key])
 glue("weight_bits", 8 * server.model.bytes_per_weight)
 glue("kv_kib", server.model.kv_bytes_per_token() / KiB)
 glue("kv_tokens", server.kv_capacity_tokens)
@@ -103,7 +107,7 @@ glue("tpot_factor", S.tpot_slo_factor)
 # ## The engine and its traffic
 #
 # One serving instance is the essay's model, Llama 3.3 70B, at {glue:text}`weight_bits:.0f`-bit
-# weights ({glue:text}`weight_gb:.0f` GB) on {glue:text}`gpus:d` H100 SXMs working as one
+# weights ({glue:text}`weight_gib:.0f` GiB) on {glue:text}`gpus:d` H100 SXMs working as one
 # (ideal tensor parallelism: FLOP/s, bandwidth and memory add up, and nothing is spent on
 # communication). The memory the weights leave, less the paging chapter's overhead share, holds
 # {glue:text}`kv_tokens:,d` tokens of cache at {glue:text}`kv_kib:.0f` KiB each. Two numbers
@@ -113,10 +117,17 @@ glue("tpot_factor", S.tpot_slo_factor)
 # arithmetic. A step turns from memory-bound to compute-bound at about
 # {glue:text}`ridge_tokens:.0f` tokens, the ridge point of chapter 3.
 #
-# Requests arrive as a Poisson process. Their prompt and output lengths are lognormal, the
-# shape the paging chapter used, with means of {glue:text}`prompt_mean:,.0f` and
-# {glue:text}`output_mean:,.0f` tokens, cut at {glue:text}`max_len:,d`: mostly chat, with a
-# tail of pasted documents many thousands of tokens long. These lengths, the arrival rates and
+# Requests arrive as a Poisson process. Their prompt and output lengths are drawn from
+# lognormals, the shape the paging chapter used, aimed at means of
+# {glue:text}`prompt_mean:,.0f` and {glue:text}`output_mean:,.0f` tokens and cut at
+# {glue:text}`max_len:,d`. A finite sample does not hit its target: the
+# {glue:text}`n_requests:,d` seeded requests simulated below have a mean prompt of
+# {glue:text}`real_prompt_mean_tokens:,.0f` tokens (median
+# {glue:text}`real_prompt_median_tokens:,.0f`, 99th percentile
+# {glue:text}`real_prompt_p99_tokens:,.0f`, longest {glue:text}`real_prompt_max_tokens:,d`)
+# and a mean output of {glue:text}`real_output_mean_tokens:,.0f` (median
+# {glue:text}`real_output_median_tokens:,.0f`): mostly chat, with a tail of pasted documents
+# many thousands of tokens long. These lengths, the arrival rates and
 # the latency targets are this book's choices, not any paper's. A request meets its target
 # when its first token comes within {glue:text}`ttft_target_s:.0f` s and its later tokens
 # average no more than {glue:text}`tpot_target_ms:.0f` ms apart
@@ -152,8 +163,8 @@ napkin.Figure(
     caption="Without chunking, a long prompt and the queue behind it take whole steps and "
             "every running stream stops; with chunked prefill the same streams keep ticking, "
             "a little more slowly, while the prompt is eaten in pieces.",
-    source="napkin.serving: Llama 3.3 70B (16-bit) on 4 x H100 SXM, roofline step costs "
-           "(data/hardware_specs.csv); seeded Poisson arrivals and lognormal lengths.",
+    source=f"napkin.serving: Llama 3.3 70B (16-bit) on {server.roof.name}, roofline step "
+           "costs (data/hardware_specs.csv); seeded Poisson arrivals and lognormal lengths.",
 )
 
 # %% tags=["remove-cell"]
@@ -197,7 +208,7 @@ napkin.Figure(
     caption="Inter-token latency at the 99th percentile grows in step with the budget and "
             "approaches no chunking at all; time to first token barely moves once the budget "
             "is past the ridge point, and rises steeply below it.",
-    source="napkin.serving, one instance of Llama 3.3 70B on 4 x H100 SXM, roofline step "
+    source=f"napkin.serving, one instance of Llama 3.3 70B on {server.roof.name}, roofline step "
            "costs; seeded traffic at each load. Dashed: the same percentile without chunking.",
 )
 
@@ -352,8 +363,9 @@ napkin.Figure(
     caption="Without chunking, the share of requests served in time collapses first; "
             "disaggregation holds up for longer once the split gives prefill enough machines; "
             "chunked prefill with a small budget holds up longest in a roofline world.",
-    source="napkin.serving, four instances of Llama 3.3 70B on 4 x H100 SXM each, roofline "
-           "step costs, 50 GB/s KV link (data/serving_links.csv); seeded traffic per rate.",
+    source=f"napkin.serving, {S.instances} instances of Llama 3.3 70B on {server.roof.name} "
+           f"each, roofline step costs, {link / GB:.0f} GB/s KV link "
+           "(data/serving_links.csv); seeded traffic per rate.",
 )
 
 # %% tags=["remove-cell"]

@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("notebooks", nargs="*", type=Path,
                    help="notebooks to compare (every notebooks/*.ipynb and book/*.ipynb)")
     args = p.parse_args(argv)
-    paths = args.notebooks or sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("book/*.ipynb")])
+    paths = [p.resolve() for p in args.notebooks] or \
+        sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("book/*.ipynb")])
     missing = [str(x) for x in paths if not x.is_file()]
     if missing:
         print(f"not found: {', '.join(missing)}", file=sys.stderr)

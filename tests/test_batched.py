@@ -16,7 +16,7 @@ TINY = synthetic.Shape(hidden_size=256, num_hidden_layers=1, num_attention_heads
                        num_key_value_heads=4, head_dim=64, intermediate_size=512,
                        vocab_size=512, context_length=512)
 PLAN = batched.BatchPlan("test", (1, 2, 4), n_prompt=4, n_steps=2, reps=2, fmt="Q8_0",
-                         gemm_n=256)
+                         gemm_n=256, kernel_tokens=32)
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +46,8 @@ def test_gemm_peak_is_positive_and_refuses_tiny_products():
 @pytest.mark.parametrize("kwargs,field", [({"batches": ()}, "batches"),
                                           ({"batches": (1, 0)}, "batches"),
                                           ({"n_steps": 0}, "n_steps"),
-                                          ({"reps": 1.5}, "reps")])
+                                          ({"reps": 1.5}, "reps"),
+                                          ({"kernel_tokens": 0}, "kernel_tokens")])
 def test_bad_plans(kwargs, field):
     base = asdict(PLAN) | kwargs
     with pytest.raises(ValueError, match=field):
@@ -78,6 +79,12 @@ def test_prediction_is_the_roofline_of_the_measured_peak_and_bandwidth(tiny_reco
     assert df["predicted_tokens_per_s"].tolist() == pytest.approx(bound.tolist(), rel=1e-12)
     roof = batched.roof(tiny_record)
     assert roof.ridge == tiny_record["flops_per_s"] / tiny_record["bandwidth_bytes_per_s"]
+    # the compute roof is llama.cpp's own prefill of the same model, not the float32 GEMM
+    kernel = tiny_record["kernel"]
+    assert roof.flops_per_s == kernel["flops_per_s"] == pytest.approx(
+        kernel["rate"]["tokens_per_s"] * kernel["flops_per_token"])
+    assert kernel["flops_per_token"] > 2 * tiny_record["model"]["model_params"] * 0.5
+    assert "prefill, measured" in roof.flops_kind
     assert batched.predicted_bend(tiny_record) > 0
     eff = batched.efficiency(tiny_record)
     assert eff["memory_fraction"] > 0 and eff["compute_fraction"] > 0
@@ -131,4 +138,4 @@ def test_closing_note(tiny_record):
                            "tg": {"test": "tg64", "tokens_per_s": 100.0}}]}
     text = batched.closing_note(tiny_record, pp_record, 32, 295)
     assert "**10.0x**" in text and "ridge point" in text and "bends" in text
-    assert "GFLOP/s" in text
+    assert "prefill, measured" in text  # the roof of the kernels that ran, named

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from napkin import capacity, catalog, errata, gqa, hardware, kv_cache_bytes
+from napkin import (capacity, catalog, errata, gqa, hardware, kv_cache_bytes, kvcache,
+                    roofline)
 from napkin.units import GiB
 
 LLAMA = "Llama-3.3-70B"
@@ -34,7 +35,9 @@ def test_naive_formula_agrees_only_for_plain_mha():
 
 def test_max_batch_table_says_why_a_cell_is_empty():
     t = capacity.max_batch_table().set_index(["model", "chip", "context_tokens"])
-    assert t.loc[("Llama-3.3-70B", "H100 SXM", 8192), "max_batch"] == 3
+    # 80 GiB less 70.55 GB of FP8 weights, over 2.5 GiB per 8k sequence
+    assert t.loc[("Llama-3.3-70B", "H100 SXM", 8192), "max_batch"] == \
+        int((80 * GiB - 70.5537e9) // (327_680 * 8192))
     assert math.isnan(t.loc[("Llama-2-7B", "H200", 8192), "max_batch"])  # beyond its 4k
     assert not t.loc[("DeepSeek-V3", "B200", 4096), "weights_fit"]
     assert t.loc[("DeepSeek-V3", "B200", 4096), "max_batch"] == 0
@@ -45,16 +48,32 @@ def test_max_batch_table_says_why_a_cell_is_empty():
     assert list(grid.columns) == list(capacity.CHIPS)
 
 
-def test_crossover_is_the_essays_ridge_and_capacity_turns_it():
-    assert capacity.crossover_batch("H100 SXM") == pytest.approx(989 / 3.35)
-    with pytest.raises(ValueError, match="no dense 16-bit"):
-        capacity.crossover_batch("DGX Spark")
+def test_capacity_turn_is_computed_exactly():
+    turn = capacity.capacity_turn(LLAMA, "H200")
+    t = turn["turn_tokens"]
+    m = roofline.Model.from_catalog(LLAMA, "FP8")
+    roof = capacity.roof_of("H200")
+    assert "FP8" in roof.flops_kind
+    cap = hardware.chip("H200").capacity_bytes
+
+    def fits(c):
+        return kvcache.max_batch(m.config, c, cap, m.weight_bytes)
+
+    assert fits(t) < roofline.batch_to_ridge(m, roof.ridge, t)
+    assert fits(t - 1) >= roofline.batch_to_ridge(m, roof.ridge, t - 1)
+    never = turn["never_beyond_tokens"]
+    assert math.isinf(roofline.batch_to_ridge(m, roof.ridge, never))
+    assert math.isfinite(roofline.batch_to_ridge(m, roof.ridge, never - 1))
+    # weights only, 8-bit weights on the FP8 roof cross where 16-bit ones do on FP16's
+    assert turn["weights_only_crossover"] == pytest.approx(1978.9 / 4.8 / 2, rel=1e-3)
     curves = capacity.batch_limit_curves([LLAMA])
-    assert capacity.capacity_turn(curves, LLAMA, "H100 SXM") == curves["context_tokens"].min()
-    turn = capacity.capacity_turn(curves, LLAMA, "H200")
-    h200 = curves[(curves["chip"] == "H200")].set_index("context_tokens")
-    assert h200.loc[turn, "max_batch"] < h200.loc[turn, "crossover_batch"]
-    assert h200.loc[turn // 2, "max_batch"] >= h200.loc[turn // 2, "crossover_batch"]
+    marked = curves[curves["turn"]].set_index("chip")["context_tokens"]
+    assert marked["H200"] == t
+
+
+def test_an_extra_sequence_costs_its_cache_over_the_weights():
+    cost = capacity.extra_sequence_cost(LLAMA, [2048]).iloc[0]
+    assert cost["share_of_weights"] == pytest.approx(327_680 * 2048 / 70.5537e9)
 
 
 def test_calculator_rows_reproduce_the_formula():

@@ -176,11 +176,19 @@ def test_decode_step_reads_weights_once_and_every_cache():
         kvcache.decode_step_bytes(LLAMA_33_70B, -1, 8192)
 
 
-def test_capacity_as_shipped_wins():
+def test_capacities_are_binary_and_one_per_chip():
     from napkin import hardware
 
-    assert kvcache.usable_capacity_bytes(hardware.chip("B200")) == 180e9
-    assert kvcache.capacity_spec(hardware.chip("M2 Ultra")) == "max_memory_capacity_GB"
+    for name, chip in hardware.chips().items():
+        if chip.capacity_spec is None:
+            continue
+        assert chip.capacity_spec.endswith("_GiB"), name
+        assert chip.capacity_bytes == chip.specs[chip.capacity_spec] * 2**30, name
+    assert hardware.chip("B200").capacity_bytes == 180 * 2**30
+    assert hardware.chip("M2 Ultra").capacity_spec == "max_memory_capacity_GiB"
+    # the driver keeps back a little of an H100's 80 GiB (nvidia-smi: 81,559 MiB)
+    h100 = hardware.chip("H100 SXM")
+    assert h100.specs["driver_visible_memory_MiB"] * 2**20 < h100.capacity_bytes
 
 
 # -- the model configs in data/models ------------------------------------------------------

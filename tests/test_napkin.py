@@ -80,8 +80,8 @@ def test_unsourced_rows_are_refused(tmp_path, monkeypatch):
 def test_chip_lookup_and_units():
     h100 = hardware.chip("H100 SXM")
     assert h100.bandwidth_bytes_per_s == 3350 * GB
-    flops, kind = h100.dense_fp16_flops
-    assert flops == 989e12 and "dense" in kind
+    peak = h100.peak("fp16")
+    assert peak.flops_per_s == 989e12 and "dense" in peak.kind
     assert "http" in h100.source("memory_bandwidth_GB_per_s")
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from napkin import paging as pg
-from napkin.units import GB, GiB
+from napkin.units import GiB
 
 SMALL = dict(capacity_tokens=700, max_len=256)
 
@@ -173,8 +173,10 @@ def test_h100_deployment_arithmetic():
     d = pg.h100_deployment()
     assert d.kv_bytes_per_token == 327_680
     assert d.weight_bytes == pytest.approx(70.5537e9)
-    assert d.kv_memory_bytes == pytest.approx(80 * GB * (1 - pg.paper_overhead_share())
+    # an "80 GB" H100 holds 80 GiB: the capacity is binary, the weights' bytes are bytes
+    assert d.kv_memory_bytes == pytest.approx(80 * GiB * (1 - pg.paper_overhead_share())
                                               - 70.5537e9)
+    assert d.flops_per_s == 1978.9e12 and "FP8" in d.flops_kind  # 8-bit weights, FP8 roof
     assert d.capacity_tokens == int(d.kv_memory_bytes // 327_680)
     assert pg.paper_overhead_share() == pytest.approx((40 - 26 - 12) / 40)
 
@@ -263,9 +265,9 @@ def test_bad_workloads_and_deployments():
     with pytest.raises(ValueError, match="n must"):
         pg.sample_requests(pg.workload(), 0, 2048)
     with pytest.raises(ValueError, match="no room for a KV cache"):
-        pg.h100_deployment(weight_bits=16)
-    with pytest.raises(ValueError, match="weight_bits"):
-        pg.h100_deployment(weight_bits=0)
+        pg.h100_deployment(weight_format="BF16")
+    with pytest.raises(ValueError, match="unknown weight format"):
+        pg.h100_deployment(weight_format="FP9")
     with pytest.raises(ValueError, match="no claim"):
         pg.paper_claim("fig99")
     with pytest.raises(ValueError, match="states no number"):

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import napkin
-from napkin import essay, roofline
+from napkin import hardware, essay, roofline
 from napkin.figures import roofline as figures
 
 CHIPS = ["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe", "MI300X",
@@ -58,36 +58,67 @@ def test_bound():
 
 def test_chip_roof_uses_dense_fp16_and_says_so():
     h100 = roofline.chip_roof("H100 SXM")
-    assert h100.flops_per_s == 989e12 and "dense" in h100.flops_kind
-    assert h100.capacity_bytes == 80e9
+    assert h100.flops_per_s == 989e12 and h100.flops_kind == "FP16, dense tensor"
+    assert h100.capacity_bytes == 80 * 2**30  # an "80 GB" H100 holds 80 GiB
     rtx = roofline.chip_roof("RTX 4090")
-    assert rtx.flops_kind == "dense FP16 tensor, FP32 accumulate"
+    assert rtx.flops_kind == "FP16, dense tensor, FP32 accumulate"
+    assert rtx.flops_per_s == 165.2e12
 
 
-def test_chip_without_a_dense_figure_must_be_asked_by_name():
-    with pytest.raises(ValueError, match="DGX Spark has no dense FP16.*spec="):
-        roofline.chip_roof("DGX Spark")
-    fp4 = roofline.chip_roof("DGX Spark", "fp4_tensor_sparse_TFLOPS")
-    assert "sparse" in fp4.flops_kind and "not comparable" in fp4.flops_kind
-    assert fp4.ridge == pytest.approx(1000e12 / 273e9)
-    with pytest.raises(ValueError, match="not a FLOP/s figure"):
-        roofline.chip_roof("DGX Spark", "memory_capacity_GB")
-    with pytest.raises(ValueError, match="no spec"):
-        roofline.chip_roof("H100 SXM", "fp4_tensor_sparse_TFLOPS")
+def test_roofs_by_arithmetic_and_refusals():
+    assert roofline.chip_roof("H100 SXM", "fp8").flops_per_s == pytest.approx(1978.9e12)
+    assert roofline.chip_roof("RTX 4090", "int8").flops_per_s == pytest.approx(660.6e12)
+    sparse = roofline.chip_roof("H100 SXM", "fp16", sparse=True)
+    assert sparse.flops_per_s == 1979e12 and "sparse" in sparse.flops_kind
+    spark = hardware.chip("DGX Spark")
+    assert spark.peak("fp4", sparse=True).flops_per_s == 1000e12
+    assert spark.peak("fp4").derived and not hardware.chip("H100 SXM").peak("fp16").derived
+    with pytest.raises(ValueError, match="unknown arithmetic 'fp9'"):
+        roofline.chip_roof("H100 SXM", "fp9")
+    with pytest.raises(ValueError, match="M2 Ultra states no dense INT8.*fp16"):
+        roofline.chip_roof("M2 Ultra", "int8")
+    with pytest.raises(ValueError, match="A100 SXM states no dense FP4"):
+        roofline.chip_roof("A100 SXM", "fp4")
     with pytest.raises(ValueError, match="unknown chip"):
         roofline.chip_roof("H1000")
 
 
-def test_ridge_table_keeps_dense_and_sparse_apart():
+@pytest.mark.parametrize("fmt,backend,arith", [
+    ("F16", "CUDA", "fp16"), ("BF16", "serving", "fp16"), ("FP8", "serving", "fp8"),
+    ("NVFP4", "serving", "fp4"), ("Q4_0", "CUDA", "int8"), ("q8_0", "ROCm", "int8"),
+    ("MXFP4", "CUDA", "int8"), ("Q4_K", "Metal", "fp16"), ("F32", "Metal", "fp32")])
+def test_the_arithmetic_a_format_runs_in(fmt, backend, arith):
+    assert roofline.arithmetic_for(fmt, backend) == arith
+
+
+def test_arithmetic_for_refuses_what_it_does_not_know():
+    with pytest.raises(ValueError, match="unknown weight format 'Q3_X'"):
+        roofline.arithmetic_for("Q3_X")
+    with pytest.raises(ValueError, match="unknown backend 'OpenCL'"):
+        roofline.arithmetic_for("Q4_0", "OpenCL")
+
+
+def test_ridge_table_is_dense_and_one_row_per_stated_arithmetic():
     table = roofline.ridge_table(CHIPS)
-    spark = table[table["chip"] == "DGX Spark"]
-    assert len(spark) == 2 and not spark["dense"].all()
-    others = table[table["chip"] != "DGX Spark"]
-    assert len(others) == len(CHIPS) - 1
-    assert others["dense"].all() and not others["flops_kind"].str.contains("sparse").any()
+    assert not table["flops_kind"].str.contains("sparse").any()
+    h100 = table[table["chip"] == "H100 SXM"].set_index("arithmetic")
+    assert set(h100.index) == {"fp16", "fp8", "int8"}
+    assert h100.loc["fp8", "ridge_flop_per_byte"] == pytest.approx(
+        2 * h100.loc["fp16", "ridge_flop_per_byte"], rel=1e-3)
+    assert table[table["chip"] == "DGX Spark"]["derived"].all()
     assert (table["ridge_flop_per_byte"] ==
             table["flops_per_s"] / table["bandwidth_bytes_per_s"]).all()
     assert table["flops_source"].str.contains("http").all()
+
+
+def test_crossover_batch_is_ridge_times_bytes_over_two():
+    t = roofline.crossover_table(["H100 SXM", "M2 Ultra"], ["F16", "FP8", "Q4_0"])
+    h = t[t["chip"] == "H100 SXM"].set_index("weight_format")
+    assert h.loc["F16", "crossover_batch"] == pytest.approx(989 / 3.35)
+    assert h.loc["FP8", "crossover_batch"] == pytest.approx(1978.9 / 3.35 / 2)
+    assert h.loc["Q4_0", "crossover_batch"] == pytest.approx(1978.9 / 3.35 * 0.5625 / 2)
+    # Apple's GPUs run every format in FP16 under Metal; under CUDA they have no INT8 row
+    assert set(t[t["chip"] == "M2 Ultra"]["weight_format"]) == {"F16"}
 
 
 def test_a_group_of_chips_has_the_same_ridge():
@@ -169,7 +200,7 @@ def test_capacity_and_group_size(llama70):
     assert roofline.max_batch(llama70, h100, 8192) == 0        # weights alone overflow one
     four = h100.times(4)
     fits = roofline.max_batch(llama70, four, 8192)
-    assert fits == int((4 * 80e9 - llama70.weight_bytes) // llama70.kv_bytes(8192))
+    assert fits == int((4 * 80 * 2**30 - llama70.weight_bytes) // llama70.kv_bytes(8192))
     with pytest.raises(ValueError, match="kv_share"):
         roofline.chips_to_hold(llama70, h100, 1.5)
     no_capacity = roofline.Roof("bare", 1e12, 1e11, "dense")
@@ -203,7 +234,7 @@ def test_chapter_charts_build(llama70):
     marks = pd.DataFrame({"intensity": [1.0, 2000.0], "label": ["a", "b"], "short": ["a", "b"]})
     group = roofline.chip_roof("H100 SXM").times(4)
     curve = roofline.batch_curve(llama70, group, [1, 8, 64], [0, 1024])
-    charts = [figures.roofline_lines(table, marks), figures.ridge_bars(table, marks),
+    charts = [figures.roofline_lines(table, marks), figures.ridge_dots(table, marks),
               figures.batch_lines(curve, "tokens_per_s"),
               figures.batch_lines(curve, "chip_s_per_mtok"),
               figures.ridge_batch_by_context(llama70, [group], [0, 512, 1024, 2048]),

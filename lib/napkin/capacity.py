@@ -8,9 +8,12 @@ Every figure is computed from ``data/models`` and ``data/hardware_specs.csv``.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
-from . import catalog, hardware, kvcache
+from . import catalog, hardware, kvcache, roofline
 from .units import GB, KB, MB, GiB, KiB, MiB
 
 #: The chips the chapter sizes caches for, by their book names.
@@ -140,46 +143,106 @@ def max_batch_grid(table: pd.DataFrame) -> pd.DataFrame:
     return grid[["model", "context_tokens", *dict.fromkeys(table["chip"])]]
 
 
-def crossover_batch(chip_name: str) -> float:
-    """The batch at which decode's weight matmuls stop being memory-bound, by the essay's
-    roofline: dense 16-bit FLOP/s over bandwidth (2 FLOP per weight and sequence against
-    2 bytes per weight read once, so the batch equals the ridge point in FLOP/byte)."""
-    chip = hardware.chip(chip_name)
-    dense = chip.dense_fp16_flops
-    if dense is None:
-        raise ValueError(f"{chip_name}: no dense 16-bit FLOP/s figure in hardware_specs.csv")
-    return dense[0] / chip.bandwidth_bytes_per_s
+def roof_of(chip_name: str, weight_format: str = WEIGHTS) -> roofline.Roof:
+    """The chip's roof for weights in ``weight_format`` as a serving stack runs them (FP8
+    weights on FP8 tensor cores), the roof chapter 3 says the format runs against."""
+    return roofline.chip_roof(chip_name, roofline.arithmetic_for(weight_format, "serving"))
 
 
-def batch_limit_curves(models=None, chips=DATACENTER, contexts=None, weight_format=WEIGHTS,
-                       kv_dtype="f16") -> pd.DataFrame:
-    """For the capacity chart: the largest batch that fits at each context (doubling from
-    1k to the model's limit), per model and chip, beside the chip's roofline crossover."""
+def _bisect(predicate, low: int, high: int) -> int:
+    """The smallest integer in (low, high] where a monotone ``predicate`` holds, given it
+    fails at ``low`` and holds at ``high``."""
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if predicate(mid) else (mid, high)
+    return high
+
+
+def capacity_turn(model: str, chip: str, weight_format: str = WEIGHTS,
+                  kv_dtype: str = "f16") -> dict:
+    """Where memory, not the roofline, keeps decode memory-bound, computed exactly.
+
+    With every sequence's cache read counted (chapter 3), the batch a decode step needs to
+    reach the ridge, B*(c), grows with the context c and is infinite from ``never_beyond``
+    on; the batch that fits beside the weights, M(c), shrinks. ``turn`` is the shortest
+    context at which M(c) < B*(c): from there on, no batch the memory holds is compute-bound.
+    ``turn`` is 1 when even one-token sequences cannot fit enough of a batch.
+    """
+    m = roofline.Model.from_catalog(model, weight_format, kv_dtype)
+    roof = roof_of(chip, weight_format)
+    capacity_bytes = hardware.chip(chip).capacity_bytes
+    limit = kvcache.context_limit(m.config)
+
+    def fits(c: int) -> int:
+        return kvcache.max_batch(m.config, c, capacity_bytes, m.weight_bytes, kv_dtype)
+
+    def short(c: int) -> bool:
+        return fits(c) < roofline.batch_to_ridge(m, roof.ridge, c)
+
+    def unreachable(c: int) -> bool:
+        return math.isinf(roofline.batch_to_ridge(m, roof.ridge, c))
+
+    # the cache only grows with context, so once no batch reaches the ridge none ever does
+    never = None if not unreachable(limit) else \
+        (1 if unreachable(1) else _bisect(unreachable, 1, limit))
+    top = never or limit
+    if short(1):
+        turn = 1
+    elif not short(top):
+        turn = None  # compute-bound batches fit at every context the model serves
+    else:
+        turn = _bisect(short, 1, top)
+    at = turn if turn is not None else top
+    return {"model": model, "chip": chip, "weight_format": weight_format,
+            "arithmetic": roofline.arithmetic_for(weight_format, "serving"),
+            "ridge_flop_per_byte": roof.ridge,
+            "weights_only_crossover": roof.ridge / roofline.matmul_intensity(
+                1, m.bytes_per_weight),
+            "never_beyond_tokens": never, "turn_tokens": turn,
+            "fits_at_turn": fits(at), "needed_at_turn": roofline.batch_to_ridge(m, roof.ridge, at)}
+
+
+def batch_limit_curves(models=None, chips=DATACENTER, weight_format=WEIGHTS, kv_dtype="f16",
+                       points: int = 40) -> pd.DataFrame:
+    """For the capacity chart: per model, chip and context, the largest batch that fits and
+    the batch a decode step needs to reach the ridge with its cache reads counted (NaN where
+    none does). Contexts run from 256 tokens to the model's limit, plus each turn."""
     rows = []
     capacity = chip_table(chips).set_index("chip")["capacity_bytes"]
-    for model, cfg, limit, weights in _models(models, weight_format):
-        grid = contexts or [2**k for k in range(10, 18) if 2**k <= limit]
+    for model in models or catalog.names():
+        m = roofline.Model.from_catalog(model, weight_format, kv_dtype)
+        limit = kvcache.context_limit(m.config)
+        if limit <= 256:
+            continue
+        grid = np.unique(np.geomspace(256, limit, points).round().astype(int))
         for chip in chips:
-            ridge = crossover_batch(chip)
-            for context in grid:
-                if context > limit:
-                    continue
-                batch = kvcache.max_batch(cfg, context, capacity[chip], weights, kv_dtype)
+            roof = roof_of(chip, weight_format)
+            turn = capacity_turn(model, chip, weight_format, kv_dtype)["turn_tokens"]
+            for context in sorted(set(grid.tolist()) | ({turn} if turn else set())):
+                fits = kvcache.max_batch(m.config, context, capacity[chip], m.weight_bytes,
+                                         kv_dtype)
+                need = roofline.batch_to_ridge(m, roof.ridge, context)
                 rows.append({"model": model, "chip": chip, "context_tokens": context,
-                             "max_batch": batch, "crossover_batch": ridge,
-                             "kv_per_sequence_bytes": kvcache.kv_cache_bytes(cfg, context, 1,
-                                                                             kv_dtype),
-                             "free_bytes": capacity[chip] - weights,
-                             "memory_bound": batch < ridge})
+                             "max_batch": fits,
+                             "needed_batch": need if math.isfinite(need) else np.nan,
+                             "kv_per_sequence_bytes": kvcache.kv_cache_bytes(m.config, context,
+                                                                             1, kv_dtype),
+                             "free_bytes": capacity[chip] - m.weight_bytes,
+                             "turn": context == turn,
+                             "memory_bound": fits < need})
     return pd.DataFrame(rows)
 
 
-def capacity_turn(curves: pd.DataFrame, model: str, chip: str) -> int | None:
-    """The shortest context (of those computed) at which the batch that fits falls below
-    the chip's crossover: from there on, memory capacity keeps decode memory-bound."""
-    rows = curves[(curves["model"] == model) & (curves["chip"] == chip) &
-                  curves["memory_bound"]]
-    return int(rows["context_tokens"].min()) if not rows.empty else None
+def extra_sequence_cost(model: str, contexts, weight_format: str = WEIGHTS,
+                        kv_dtype: str = "f16") -> pd.DataFrame:
+    """What one more sequence adds to a memory-bound decode step: its cache read over the
+    weights' read. While that is small an extra sequence is nearly free throughput; at long
+    context it is not (chapter 3's result, seen from chapter 4)."""
+    m = roofline.Model.from_catalog(model, weight_format, kv_dtype)
+    return pd.DataFrame([{"context_tokens": c,
+                          "kv_per_sequence_bytes": m.kv_bytes(c),
+                          "share_of_weights": m.kv_bytes(c) / m.weight_bytes}
+                         for c in contexts])
 
 
 def calculator_rows(kv_dtype_names=("f16", "fp8", "q8_0", "q4_0")) -> pd.DataFrame:
@@ -229,9 +292,8 @@ def model_display(df: pd.DataFrame) -> pd.DataFrame:
 
 def chip_display(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
-        "chip": df["chip"], "capacity": df["capacity_bytes"].map(lambda v: f"{v / GB:,.0f} GB"),
-        "which": df["capacity_spec"].map({
-            "memory_capacity_GB": "as stated", "max_memory_capacity_GB": "largest configuration",
-            "memory_capacity_as_shipped_GB": "as shipped"}),
+        "chip": df["chip"],
+        "capacity": df["capacity_bytes"].map(lambda v: f"{v / GiB:,.0f} GiB ({v / GB:,.1f} GB)"),
+        "which": df["capacity_spec"].map(hardware.CAPACITY_SPECS),
         "bandwidth": df["bandwidth_bytes_per_s"].map(lambda v: f"{v / GB:,.0f} GB/s"),
     })

@@ -19,9 +19,10 @@ from .units import require_positive
 #: Bits per weight of llama.cpp storage formats: the block layouts in ggml's
 #: ggml-common.h (block size and bytes per block). Q8_0: 34 bytes per 32
 #: weights; Q4_0: 18 per 32; MXFP4: 17 per 32; Q4_K: 144 per 256. FP8 (E4M3, as
-#: served on Hopper and Blackwell) is one byte per weight, scales aside.
+#: served on Hopper and Blackwell) is one byte per weight, scales aside; FP4 likewise half a
+#: byte, and NVFP4 adds an FP8 scale per 16 weights (4.5 bits).
 BITS_PER_WEIGHT = {
-    "F32": 32.0, "F16": 16.0, "BF16": 16.0, "FP8": 8.0,
+    "F32": 32.0, "F16": 16.0, "BF16": 16.0, "FP8": 8.0, "FP4": 4.0, "NVFP4": 4.5,
     "Q8_0": 34 * 8 / 32, "Q6_K": 210 * 8 / 256, "Q5_1": 24 * 8 / 32, "Q5_0": 22 * 8 / 32,
     "Q5_K": 176 * 8 / 256, "Q4_1": 20 * 8 / 32, "Q4_0": 18 * 8 / 32, "Q4_K": 144 * 8 / 256,
     "MXFP4": 17 * 8 / 32, "Q3_K": 110 * 8 / 256, "Q2_K": 84 * 8 / 256,

@@ -43,7 +43,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from . import hardware, kvcache, roofline, tables
+from . import kvcache, models, roofline, tables
 from .units import GB, GiB, require_positive
 
 ALLOCATORS = ("max", "pow2", "oracle", "paged")
@@ -569,7 +569,8 @@ def _check(allocator, running, step, buddy, free_blocks, n_blocks, block, capaci
 
 @dataclass(frozen=True, eq=False)
 class Deployment:
-    """A model on a chip: its weights, what the KV cache may use, and the chip's roofline."""
+    """A model on a chip: its weights, what the KV cache may use, and the chip's roof for the
+    arithmetic its weights run in."""
 
     name: str
     chip: str
@@ -580,6 +581,7 @@ class Deployment:
     flops_per_s: float
     bandwidth_bytes_per_s: float
     kv_dtype_bytes: float = 2
+    flops_kind: str = "FP16, dense tensor"
 
     @property
     def kv_bytes_per_token(self) -> int:
@@ -600,13 +602,7 @@ class Deployment:
     def roof(self) -> roofline.Roof:
         return roofline.Roof(name=self.chip, flops_per_s=self.flops_per_s,
                              bandwidth_bytes_per_s=self.bandwidth_bytes_per_s,
-                             flops_kind="dense 16-bit")
-
-    @property
-    def attention_flops_per_pair(self) -> float:
-        """FLOPs for one query token against one cached token, all layers (QK and AV)."""
-        cfg = self.config
-        return 4.0 * cfg["num_hidden_layers"] * cfg["num_attention_heads"] * cfg["head_dim"]
+                             flops_kind=self.flops_kind)
 
 
 def model_config(model: str) -> dict:
@@ -619,29 +615,24 @@ def model_config(model: str) -> dict:
             "max_context_tokens": int(r["max_context_tokens"])}
 
 
-def _chip_roofline(name: str) -> tuple[float, float, float | None]:
-    chip = hardware.chip(name)
-    dense = chip.dense_fp16_flops
-    if dense is None:
-        raise ValueError(f"{name} has no dense FP16 FLOP/s figure in hardware_specs.csv")
-    return dense[0], chip.bandwidth_bytes_per_s, chip.capacity_bytes
-
-
 def paper_deployment(chip: str = "A100 SXM") -> Deployment:
     """OPT-13B with the KV memory of the paper's Table 1 (13B on one A100).
 
     The table prints 12 "GB" for the KV cache and 15.7K slots; only binary GB give that
-    slot count at 800 KiB per token, so the memory is 12 GiB. The paper's A100 has 40 GB;
-    ``data/`` holds the 80 GB SXM part's FLOP/s and bandwidth, which set only the step time:
-    the KV memory is the paper's either way.
+    slot count at 800 KiB per token, so the memory is 12 GiB. Its 26 "GB" of parameters are
+    decimal: 13 billion FP16 weights are 26e9 bytes (26 GiB would be 14 billion). The paper's
+    A100 has 40 GiB; ``data/`` holds the 80 GiB SXM part's FLOP/s and bandwidth, which set
+    only the step time: the KV memory is the paper's either way. The weights are FP16, so
+    the roof is FP16's.
     """
     cfg = model_config("OPT-13B")
-    flops, bandwidth, _ = _chip_roofline(chip)
+    roof = roofline.chip_roof(chip, "fp16")
     return Deployment(name="OPT-13B, paper's Table 1", chip=chip, config=cfg,
                       n_params=cfg["n_params"],
                       weight_bytes=paper_claim("table1_13b_parameter_size") * GB,
                       kv_memory_bytes=paper_claim("table1_13b_kv_memory") * GiB,
-                      flops_per_s=flops, bandwidth_bytes_per_s=bandwidth)
+                      flops_per_s=roof.flops_per_s, bandwidth_bytes_per_s=roof.bandwidth_bytes_per_s,
+                      flops_kind=roof.flops_kind)
 
 
 def paper_overhead_share() -> float:
@@ -652,29 +643,32 @@ def paper_overhead_share() -> float:
             - paper_claim("table1_13b_kv_memory")) / total
 
 
-def h100_deployment(weight_bits: float = 8, model: str = "Llama-3.3-70B",
+def h100_deployment(weight_format: str = "FP8", model: str = "Llama-3.3-70B",
                     chip: str = "H100 SXM", overhead_share: float | None = None,
                     kv_dtype_bytes: float = 2) -> Deployment:
-    """A model on one GPU: KV memory = capacity x (1 - overhead) - weights.
+    """A model on one GPU: KV memory = capacity x (1 - overhead) - weights, the capacity
+    binary (an "80 GB" H100 holds 80 GiB). The roof is the one the weights run on (FP8 weights
+    on FP8 tensor cores, as a serving stack runs them).
 
     The overhead share defaults to the paper's own accounting (:func:`paper_overhead_share`).
     """
     cfg = model_config(model)
-    flops, bandwidth, capacity = _chip_roofline(chip)
-    if capacity is None:
+    roof = roofline.chip_roof(chip, roofline.arithmetic_for(weight_format, "serving"))
+    if roof.capacity_bytes is None:
         raise ValueError(f"{chip} has no memory capacity in hardware_specs.csv")
-    bits = require_positive("weight_bits", weight_bits)
     share = paper_overhead_share() if overhead_share is None else \
         require_positive("overhead_share", overhead_share, allow_zero=True)
-    weights = cfg["n_params"] * bits / 8
-    kv_memory = capacity * (1 - share) - weights
+    weights = models.weight_bytes(cfg["n_params"], weight_format)
+    kv_memory = roof.capacity_bytes * (1 - share) - weights
     if kv_memory <= 0:
-        raise ValueError(f"{model} at {bits:g}-bit weights ({weights / GB:.1f} GB) leaves no "
-                         f"room for a KV cache on {chip} ({capacity / GB:.0f} GB)")
-    return Deployment(name=f"{model}, {bits:g}-bit weights, {chip}", chip=chip, config=cfg,
+        raise ValueError(f"{model} at {weight_format} ({weights / GiB:.1f} GiB of weights) "
+                         f"leaves no room for a KV cache on {chip} "
+                         f"({roof.capacity_bytes / GiB:.0f} GiB)")
+    return Deployment(name=f"{model}, {weight_format} weights, {chip}", chip=chip, config=cfg,
                       n_params=cfg["n_params"], weight_bytes=weights, kv_memory_bytes=kv_memory,
-                      flops_per_s=flops, bandwidth_bytes_per_s=bandwidth,
-                      kv_dtype_bytes=kv_dtype_bytes)
+                      flops_per_s=roof.flops_per_s,
+                      bandwidth_bytes_per_s=roof.bandwidth_bytes_per_s,
+                      kv_dtype_bytes=kv_dtype_bytes, flops_kind=roof.flops_kind)
 
 
 def step_seconds(d: Deployment, new_tokens, context_tokens, attended_pairs) -> np.ndarray:
@@ -795,6 +789,30 @@ def spread_sweep(d: Deployment, name: str, sigmas: list[float], *,
         df["mean_output_tokens"] = float(reqs.output.mean())
         rows.append(df)
     return pd.concat(rows, ignore_index=True)
+
+
+def spread_against_paper(spread: pd.DataFrame) -> pd.DataFrame:
+    """How the paper's figures constrain the spread: for each sigma of a :func:`spread_sweep`
+    on the paper's setting, the largest gap between a simulated token share and Fig. 2's (in
+    percentage points), between a simulated batch and Fig. 13's (relative), and paging's
+    batch and throughput gains over Orca (Oracle) and Orca (Max), the chapter's headline."""
+    paper_share = {a: paper_claim(f"fig2_{PAPER_SYSTEMS[a]}_token_states") / 100
+                   for a in ALLOCATORS}
+    paper_batch = {a: paper_claim(f"fig13_sharegpt_{PAPER_SYSTEMS[a]}") for a in ALLOCATORS}
+    rows = []
+    for sigma, g in spread.groupby("sigma", sort=True):
+        by = g.set_index("allocator")
+        rows.append({
+            "sigma": sigma,
+            "share_gap_points": 100 * max(abs(by.loc[a, "token"] - paper_share[a])
+                                          for a in ALLOCATORS),
+            "batch_gap": max(abs(by.loc[a, "mean_batch"] / paper_batch[a] - 1)
+                             for a in ALLOCATORS),
+            "batch_gain_oracle": by.loc["oracle", "batch_gain"],
+            "batch_gain_max": by.loc["max", "batch_gain"],
+            "throughput_gain_oracle": by.loc["oracle", "throughput_gain"],
+            "throughput_gain_max": by.loc["max", "throughput_gain"]})
+    return pd.DataFrame(rows)
 
 
 def max_len_sweep(d: Deployment, wl: Workload, max_lens: list[int], *,

@@ -31,10 +31,10 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import hardware
-from .kvcache import kv_bytes_per_token, kv_cache_bytes, linear_form
+from . import catalog, hardware
+from .kvcache import dtype_bytes, kv_bytes_per_token, kv_cache_bytes, linear_form
 from .models import BITS_PER_WEIGHT, dense_params, load_config, require_int
-from .units import TFLOPS, require_positive
+from .units import require_positive
 
 
 def ridge_point(flops_per_s: float, bandwidth_bytes_per_s: float) -> float:
@@ -113,8 +113,8 @@ class Roof:
 #: weights through FP16 GEMMs; its Metal backend dequantizes every format to FP16 in the
 #: matmul (Apple's GPUs have no integer matrix path). A serving stack runs FP8 weights on FP8
 #: tensor cores and FP4 (NVFP4) on Blackwell's FP4 ones.
-_FLOAT_FORMATS = {"F32": "fp32", "F16": "fp16", "BF16": "fp16", "FP16": "fp16", "FP8": "fp8",
-                  "FP4": "fp4", "NVFP4": "fp4", "INT8": "int8"}
+_FLOAT_FORMATS = {"F32": "fp32", "F16": "fp16", "BF16": "fp16", "FP8": "fp8", "FP4": "fp4",
+                  "NVFP4": "fp4"}
 BACKENDS = ("CUDA", "ROCm", "Metal", "serving")
 ARITHMETIC_SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cuda/"
                      "mmq.cuh (MMQ: quantized weights x q8_1 activations, INT8 MMA)")
@@ -126,9 +126,9 @@ def arithmetic_for(weight_format: str, backend: str = "CUDA") -> str:
     fmt = str(weight_format).upper()
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
-    if fmt not in _FLOAT_FORMATS and fmt not in BITS_PER_WEIGHT:
+    if fmt not in BITS_PER_WEIGHT:
         raise ValueError(f"unknown weight format {weight_format!r}; known: "
-                         f"{', '.join(sorted(set(_FLOAT_FORMATS) | set(BITS_PER_WEIGHT)))}")
+                         f"{', '.join(BITS_PER_WEIGHT)}")
     if backend == "Metal":
         return "fp32" if fmt == "F32" else "fp16"
     if fmt in _FLOAT_FORMATS:
@@ -176,6 +176,36 @@ def ridge_table(names: Iterable[str], arithmetic: Iterable[str] = ("fp16", "fp8"
     return pd.DataFrame(rows)
 
 
+def crossover_table(chips: Iterable[str], formats: Iterable[str],
+                    backend: str = "CUDA") -> pd.DataFrame:
+    """For every chip and weight format: the arithmetic the format runs in, that roof's ridge,
+    and the batch at which decode's weight matmuls reach it (weights only, no cache).
+
+    A batch of B sequences does 2 FLOPs per weight per sequence against ``b`` bytes per
+    weight, so the intensity is 2B/b and the crossover batch is ridge x b / 2: a format whose
+    arithmetic is as much faster as its weights are smaller (FP8 on FP8 tensor cores) leaves
+    the crossover where 16 bits had it; 4-bit blocks on INT8 kernels move it lower. A chip
+    with no figure for the arithmetic gets no row.
+    """
+    rows = []
+    for name in chips:
+        chip = hardware.chip(name)
+        for fmt in formats:
+            arith = arithmetic_for(fmt, backend)
+            if not chip.has_peak(arith):
+                continue
+            peak = chip.peak(arith)
+            bytes_per_weight = BITS_PER_WEIGHT[fmt.upper()] / 8
+            ridge = ridge_point(peak.flops_per_s, chip.bandwidth_bytes_per_s)
+            rows.append({"chip": name, "weight_format": fmt, "arithmetic": arith,
+                         "bytes_per_weight": bytes_per_weight, "flops_per_s": peak.flops_per_s,
+                         "flops_kind": peak.kind, "derived": peak.derived,
+                         "ridge_flop_per_byte": ridge,
+                         "crossover_batch": ridge / matmul_intensity(1, bytes_per_weight),
+                         "flops_source": peak.source})
+    return pd.DataFrame(rows)
+
+
 # -- a model's decode step ------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -207,6 +237,15 @@ class Model:
         return cls(name=name, params=n,
                    weight_bytes=n * require_positive("bytes_per_weight", bytes_per_weight),
                    config=cfg, kv_dtype_bytes=kv_dtype_bytes)
+
+    @classmethod
+    def from_catalog(cls, name: str, weight_format: str, kv_dtype="f16") -> "Model":
+        """A model of ``data/models`` as a decode step sees it: FLOPs from the parameters a
+        token uses (the active ones of a mixture of experts), bytes from all its weights at
+        ``weight_format`` (a large batch touches every expert), its cache at ``kv_dtype``."""
+        return cls(name=name, params=catalog.params(name, active=True),
+                   weight_bytes=catalog.weight_bytes(name, weight_format),
+                   config=catalog.config(name), kv_dtype_bytes=float(dtype_bytes(kv_dtype)))
 
     @property
     def bytes_per_weight(self) -> float:

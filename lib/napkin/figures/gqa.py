@@ -16,7 +16,7 @@ def _variant_scale(variants) -> alt.Scale:
     return alt.Scale(domain=variants, range=[VARIANT_COLORS.get(v, "#999999") for v in variants])
 
 
-def decode_at_depth(df: pd.DataFrame, chip: str, capacity_GB: float) -> alt.Chart:
+def decode_at_depth(df: pd.DataFrame, chip: str, capacity_GiB: float) -> alt.Chart:
     """Napkin ceiling at batch one against context depth, one line per attention layout;
     the line turns dotted where weights and cache no longer fit in the chip's memory."""
     df = df.assign(kv_GB=df["kv_bytes"] / GB, total_GB=df["bytes_per_token"] / GB,
@@ -35,7 +35,7 @@ def decode_at_depth(df: pd.DataFrame, chip: str, capacity_GB: float) -> alt.Char
                  alt.Tooltip("total_GB:Q", title="Weights + KV (GB)", format=",.1f"),
                  alt.Tooltip("kv_share:Q", title="Cache share of the bytes", format=".0%"),
                  alt.Tooltip("tokens_per_s:Q", title="Ceiling (tokens/s)", format=".1f"),
-                 alt.Tooltip("fit:N", title=f"On {chip} ({capacity_GB:.0f} GB)")],
+                 alt.Tooltip("fit:N", title=f"On {chip} ({capacity_GiB:.0f} GiB)")],
     )
     fits = base.transform_filter(alt.datum.fits).mark_line(strokeWidth=2.5)
     beyond = base.mark_line(strokeDash=[2, 3], strokeWidth=1.5, opacity=0.8)

@@ -33,7 +33,7 @@ def model_sizes(table: pd.DataFrame) -> alt.Chart:
     kinds = list(dict.fromkeys(df["kind"]))
     base = alt.Chart(df).encode(
         y=alt.Y("model:N", sort=order, title=None),
-        x=alt.X("GB:Q", title="KV cache for one sequence at full context (GB, log scale)",
+        x=alt.X("GiB:Q", title="KV cache for one sequence at full context (GiB, log scale)",
                 scale=alt.Scale(type="log")),
         color=alt.Color("kind:N", title=None, sort=kinds,
                         scale=alt.Scale(domain=kinds, range=[PALETTE["apple"], "#c9c2b8"])),
@@ -52,55 +52,60 @@ def model_sizes(table: pd.DataFrame) -> alt.Chart:
     napkin = base.transform_filter(alt.datum.kind == kinds[0]).mark_point(
         filled=True, size=90, opacity=0.95).encode(shape=shapes)
     rule = alt.Chart(df).mark_rule(color="#c9c2b8").encode(
-        y=alt.Y("model:N", sort=order), x="min(GB):Q", x2="max(GB):Q")
+        y=alt.Y("model:N", sort=order), x="min(GiB):Q", x2="max(GiB):Q")
     return responsive(rule + naive + napkin, 26 * len(order), alt.Title(
         "What reading the whole config.json is worth",
         subtitle="KV cache at each model's full context, 16-bit, one sequence"))
 
 
 def capacity_turn(curves: pd.DataFrame, essay_point: dict, default_model: str) -> alt.Chart:
-    """Largest batch that fits beside the weights against context length, per chip, with
-    each chip's roofline crossover: where the line drops below its dashed crossover,
-    memory capacity, not bandwidth, caps the batch. A menu picks the model."""
-    df = curves[curves["max_batch"] > 0].assign(
-        kv_GB=lambda d: d["kv_per_sequence_bytes"] / GB,
-        free_GB=lambda d: d["free_bytes"] / GB)
+    """Per chip, against context: the largest batch that fits beside the weights (solid) and
+    the batch a decode step needs to reach the ridge with every cache read counted (dashed,
+    ending where no batch reaches it). Where solid runs below dashed, no batch the memory
+    holds is compute-bound; the ringed point is the computed turn. A menu picks the model."""
+    df = curves.assign(kv_GiB=curves["kv_per_sequence_bytes"] / GiB,
+                       free_GiB=curves["free_bytes"] / GiB)
+    long = pd.concat([
+        df[df["max_batch"] > 0].assign(line="fits in memory", batch=lambda d: d["max_batch"]),
+        df[df["needed_batch"].notna()].assign(line="needed to reach the ridge",
+                                              batch=lambda d: d["needed_batch"]),
+    ], ignore_index=True)
     models = list(dict.fromkeys(df["model"]))
     chips = list(dict.fromkeys(curves["chip"]))
     pick = alt.param(name="model", value=default_model,
                      bind=alt.binding_select(options=models, name="Model "))
     x = alt.X("context_tokens:Q", title="context per sequence (tokens, log scale)",
-              scale=alt.Scale(type="log", base=2, domain=[1024, 131072], nice=False),
-              axis=alt.Axis(values=[1024, 4096, 16384, 65536, 131072], format=","))
-    y = alt.Y("max_batch:Q", title="sequences that fit beside the weights (log scale)",
-              scale=alt.Scale(type="log", domain=[1, 2048], nice=False))
+              scale=alt.Scale(type="log", base=2, domain=[256, 131072], nice=False),
+              axis=alt.Axis(values=[256, 1024, 4096, 16384, 65536], format=","))
+    y = alt.Y("batch:Q", title="sequences (log scale)",
+              scale=alt.Scale(type="log", domain=[1, 100000], nice=False))
     color = alt.Color("chip:N", title=None, sort=chips, scale=_chip_scale(chips))
-    lines = alt.Chart(df).mark_line(point=True).encode(
-        x=x, y=y, color=color,
-        tooltip=[alt.Tooltip("chip:N", title="Chip"), alt.Tooltip("model:N", title="Model"),
-                 alt.Tooltip("context_tokens:Q", title="Context (tokens)", format=","),
-                 alt.Tooltip("max_batch:Q", title="Sequences that fit", format=","),
-                 alt.Tooltip("kv_GB:Q", title="KV per sequence (GB)", format=",.2f"),
-                 alt.Tooltip("free_GB:Q", title="Memory beside the weights (GB)",
-                             format=",.1f"),
-                 alt.Tooltip("crossover_batch:Q", title="Crossover batch", format=",.0f")],
+    dash = alt.StrokeDash("line:N", title=None, sort=["fits in memory",
+                                                      "needed to reach the ridge"],
+                          scale=alt.Scale(range=[[1, 0], [5, 4]]))
+    tooltip = [alt.Tooltip("chip:N", title="Chip"), alt.Tooltip("line:N", title="Line"),
+               alt.Tooltip("context_tokens:Q", title="Context (tokens)", format=","),
+               alt.Tooltip("batch:Q", title="Sequences", format=",.0f"),
+               alt.Tooltip("kv_GiB:Q", title="KV per sequence (GiB)", format=",.2f"),
+               alt.Tooltip("free_GiB:Q", title="Memory beside the weights (GiB)",
+                           format=",.1f")]
+    lines = alt.Chart(long).mark_line().encode(
+        x=x, y=y, color=color, strokeDash=dash, detail="line:N", tooltip=tooltip,
     ).transform_filter(alt.datum.model == pick)
-    ridges = (curves.groupby("chip", sort=False)["crossover_batch"].first().reset_index())
-    rules = alt.Chart(ridges).mark_rule(strokeDash=[6, 4], opacity=0.8).encode(
-        y=alt.Y("crossover_batch:Q"), color=color,
-        tooltip=[alt.Tooltip("chip:N", title="Chip"),
-                 alt.Tooltip("crossover_batch:Q", title="Roofline crossover (sequences)",
-                             format=",.0f")])
+    turns = alt.Chart(df[df["turn"]].assign(batch=lambda d: d["max_batch"].clip(lower=1),
+                                            line="the turn")).mark_point(
+        size=90, strokeWidth=2).encode(x=x, y=y, color=color, tooltip=tooltip
+                                       ).transform_filter(alt.datum.model == pick)
     point = pd.DataFrame([essay_point])
     essay = alt.Chart(point).mark_point(shape="diamond", size=160, filled=True,
                                         color=PALETTE["decode"]).encode(
         x="context_tokens:Q", y="max_batch:Q",
         tooltip=[alt.Tooltip("label:N", title="The essay"),
-                 alt.Tooltip("kv_GB:Q", title="KV cache (GB)", format=",.1f")])
-    return responsive((rules + lines + essay).add_params(pick), 340, alt.Title(
-        "Long context turns a bandwidth problem into a capacity problem",
-        subtitle="8-bit weights, 16-bit cache; dashed: batch where decode stops being "
-                 "memory-bound"))
+                 alt.Tooltip("kv_GiB:Q", title="KV cache (GiB)", format=",.1f")])
+    return responsive((lines + turns + essay).add_params(pick), 340, alt.Title(
+        "Past a short context, no batch that fits is compute-bound",
+        subtitle="8-bit weights on FP8 tensor cores, 16-bit cache; dashed: the batch that "
+                 "would reach the ridge"))
 
 
 def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float],
@@ -124,40 +129,40 @@ def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float]
     cache = (f"(datum.full_elements * context + datum.windowed_elements * "
              f"min(context, datum.window)) * {kv_bytes} * batch")
     base = alt.Chart(rows).transform_filter(alt.datum.model == model).transform_calculate(
-        Weights=f"datum.params * {w_bytes} / {GB}",
-        KV=f"{cache} / {GB}",
-        KV_GiB=f"{cache} / {GiB}",
+        Weights=f"datum.params * {w_bytes} / {GiB}",
+        KV=f"{cache} / {GiB}",
+        KV_GB=f"{cache} / {GB}",
         per_token_KiB=f"(datum.full_elements + datum.windowed_elements) * {kv_bytes} / 1024",
         beyond="context > datum.context_limit",
     )
-    bars = base.transform_fold(["Weights", "KV"], as_=["part", "GB"]).mark_bar(
+    bars = base.transform_fold(["Weights", "KV"], as_=["part", "GiB"]).mark_bar(
         height=38).encode(
-        x=alt.X("GB:Q", stack="zero", title="memory (GB)"),
+        x=alt.X("GiB:Q", stack="zero", title="memory (GiB)"),
         y=alt.value(150),
         color=alt.Color("part:N", title=None, sort=["Weights", "KV"],
                         scale=alt.Scale(domain=["Weights", "KV"],
                                         range=[PALETTE["ceiling"], PALETTE["apple"]])),
         tooltip=[alt.Tooltip("model:N", title="Model"), alt.Tooltip("part:N", title="Part"),
-                 alt.Tooltip("GB:Q", title="GB", format=",.1f"),
-                 alt.Tooltip("KV_GiB:Q", title="KV cache (GiB)", format=",.2f"),
+                 alt.Tooltip("GiB:Q", title="GiB", format=",.1f"),
+                 alt.Tooltip("KV_GB:Q", title="KV cache (GB)", format=",.2f"),
                  alt.Tooltip("per_token_KiB:Q", title="KV per token (KiB, short context)",
                              format=",.1f")])
-    chip_df = chips.assign(GB=chips["capacity_bytes"] / GB)
+    chip_df = chips.assign(GiB=chips["capacity_bytes"] / GiB)
     chip_tips = [alt.Tooltip("chip:N", title="Chip"),
-                 alt.Tooltip("GB:Q", title="Memory (GB)", format=",.0f"),
+                 alt.Tooltip("GiB:Q", title="Memory (GiB)", format=",.0f"),
                  alt.Tooltip("capacity_spec:N", title="Figure used")]
     rules = alt.Chart(chip_df).mark_rule(strokeWidth=2, strokeDash=[4, 3],
                                          color=PALETTE["ceiling"]).encode(
-        x="GB:Q", tooltip=chip_tips)
+        x="GiB:Q", tooltip=chip_tips)
     labels = alt.Chart(chip_df).mark_text(angle=270, align="right", baseline="bottom", dx=-62,
                                           dy=-3, fontSize=11, color=PALETTE["ceiling"]).encode(
-        x="GB:Q", y=alt.value(0), text="chip:N", tooltip=chip_tips)
+        x="GiB:Q", y=alt.value(0), text="chip:N", tooltip=chip_tips)
     # a title cannot read data, so a text mark carries the numbers
     text = base.transform_calculate(
         total="datum.Weights + datum.KV",
-        line=("['KV cache ' + format(datum.KV, ',.1f') + ' GB (' + format(datum.KV_GiB, "
-              "',.1f') + ' GiB)', '+ weights ' + format(datum.Weights, ',.1f') + ' GB = ' + "
-              "format(datum.Weights + datum.KV, ',.1f') + ' GB' + (datum.beyond ? "
+        line=("['KV cache ' + format(datum.KV, ',.1f') + ' GiB (' + format(datum.KV_GB, "
+              "',.1f') + ' GB)', '+ weights ' + format(datum.Weights, ',.1f') + ' GiB = ' + "
+              "format(datum.Weights + datum.KV, ',.1f') + ' GiB' + (datum.beyond ? "
               "' (beyond the model\\'s context)' : '')]"),  # two lines: fits a phone
     ).mark_text(align="left", baseline="top", dx=0, fontSize=13, fontWeight=600).encode(
         x=alt.value(0), y=alt.value(8), text="line:N")

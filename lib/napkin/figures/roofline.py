@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ..charts import PALETTE, bar_labels, responsive
+from ..charts import PALETTE, responsive
 from ..roofline import Model, Roof, attainable_flops, batch_to_ridge, context_limit
 from ..units import TFLOPS
 
@@ -36,6 +36,7 @@ def roofline_lines(table: pd.DataFrame, markers: pd.DataFrame,
         name = _label(r)
         for x in sorted({*xs.tolist(), r["ridge_flop_per_byte"]}):
             rows.append({"chip": name, "kind": r["flops_kind"], "intensity": x,
+                         "derived": bool(r["derived"]),
                          "tflops": attainable_flops(x, r["flops_per_s"],
                                                     r["bandwidth_bytes_per_s"]) / TFLOPS,
                          "ridge": r["ridge_flop_per_byte"],
@@ -54,8 +55,7 @@ def roofline_lines(table: pd.DataFrame, markers: pd.DataFrame,
     lines = alt.Chart(df).mark_line(strokeWidth=2).encode(
         x=x, y=y, color=alt.Color("chip:N", title=None, sort=order,
                                   scale=alt.Scale(scheme="tableau20")),
-        strokeDash=alt.condition("indexof(datum.kind, 'sparse') >= 0", alt.value([2, 2]),
-                                 alt.value([1, 0])),
+        strokeDash=alt.condition(alt.datum.derived, alt.value([2, 2]), alt.value([1, 0])),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.12)),
         tooltip=tooltip).add_params(pick)
     ridges = alt.Chart(df[df["intensity"] == df["ridge"]]).mark_point(
@@ -70,37 +70,49 @@ def roofline_lines(table: pd.DataFrame, markers: pd.DataFrame,
         x="intensity:Q", y=alt.value(12), text="short:N")
     return responsive(lines + ridges + rules + text, 380, alt.Title(
         "Every chip's roof, and where decode and prefill sit",
-        subtitle="below its ridge a chip waits on memory; click a chip in the legend"))
+        subtitle="below its ridge a chip waits on memory; dotted: a derived peak; click a "
+                 "chip in the legend"))
 
 
-def ridge_bars(table: pd.DataFrame, marks: pd.DataFrame) -> alt.Chart:
-    """Ridge points side by side, coloured by the kind of FLOP/s figure behind each."""
-    df = table.assign(label=[_label(r) for _, r in table.iterrows()],
-                      peak=table["flops_per_s"] / TFLOPS,
-                      bw=table["bandwidth_bytes_per_s"] / 1e9)
-    order = df.sort_values("ridge_flop_per_byte")["label"].tolist()
-    kinds = [k for k in KIND_COLORS if k in set(df["flops_kind"])]
+def ridge_dots(table: pd.DataFrame, marks: pd.DataFrame) -> alt.Chart:
+    """Ridge points of every chip, one dot per arithmetic it states a dense peak for; hollow
+    where no vendor states the figure (the book derives it)."""
+    df = table.assign(peak=table["flops_per_s"] / TFLOPS,
+                      bw=table["bandwidth_bytes_per_s"] / 1e9,
+                      arith=table["arithmetic"].str.upper(),
+                      origin=np.where(table["derived"], "derived, not vendor-stated",
+                                      "vendor figure"))
+    order = (df[df["arithmetic"] == "fp16"].sort_values("ridge_flop_per_byte")["chip"]
+             .tolist())
+    order += [c for c in dict.fromkeys(df["chip"]) if c not in order]
+    kinds = [a for a in ARITHMETIC_COLORS if a in set(df["arithmetic"])]
     base = alt.Chart(df).encode(
-        y=alt.Y("label:N", sort=order, title=None),
+        y=alt.Y("chip:N", sort=order, title=None),
         x=alt.X("ridge_flop_per_byte:Q", title="ridge point (FLOP per byte, log scale)",
-                scale=alt.Scale(type="log", domain=[1, 10000], nice=False)),
-        tooltip=[alt.Tooltip("label:N", title="Chip"),
-                 alt.Tooltip("flops_kind:N", title="FLOP/s figure"),
-                 alt.Tooltip("peak:Q", title="Peak (TFLOP/s)", format=",.1f"),
+                scale=alt.Scale(type="log", domain=[10, 4000], nice=False)),
+        color=alt.Color("arith:N", title="Arithmetic", sort=[k.upper() for k in kinds],
+                        scale=alt.Scale(domain=[k.upper() for k in kinds],
+                                        range=[ARITHMETIC_COLORS[k] for k in kinds])),
+        tooltip=[alt.Tooltip("chip:N", title="Chip"),
+                 alt.Tooltip("flops_kind:N", title="Peak"),
+                 alt.Tooltip("peak:Q", title="Peak (TFLOP/s or TOPS)", format=",.1f"),
                  alt.Tooltip("bw:Q", title="Bandwidth (GB/s)", format=",.0f"),
                  alt.Tooltip("ridge_flop_per_byte:Q", title="Ridge (FLOP/byte)", format=",.0f"),
-                 alt.Tooltip("flops_source:N", title="FLOP/s source")])
-    bars = base.mark_bar().encode(x2=alt.X2(datum=1), color=alt.Color(
-        "flops_kind:N", title="FLOP/s figure", sort=kinds,
-        scale=alt.Scale(domain=kinds, range=[KIND_COLORS[k] for k in kinds]),
-        legend=alt.Legend(columns=1, labelLimit=400)))
-    text = bar_labels(base, "ridge_flop_per_byte", ",.0f", 300)  # log axis: from 300 up
+                 alt.Tooltip("origin:N", title="Figure"),
+                 alt.Tooltip("flops_source:N", title="Source")])
+    rule = base.mark_rule(color="#c9c2b8").encode(x="min(ridge_flop_per_byte):Q",
+                                                  x2="max(ridge_flop_per_byte):Q",
+                                                  color=alt.value("#c9c2b8"))
+    stated = base.transform_filter(~alt.datum.derived).mark_point(filled=True, size=70,
+                                                                  opacity=0.95)
+    derived = base.transform_filter(alt.datum.derived).mark_point(filled=False, size=70,
+                                                                  strokeWidth=2)
     rules = alt.Chart(marks).mark_rule(color=PALETTE["ceiling"], strokeDash=[4, 3]).encode(
         x="intensity:Q", tooltip=[alt.Tooltip("label:N", title="Workload"),
                                   alt.Tooltip("intensity:Q", title="FLOP/byte", format=",.0f")])
-    return responsive(bars + text + rules, 26 * len(order) + 20, alt.Title(
-        "Ridge points", subtitle="peak FLOP/s over memory bandwidth; dashed: batch-1 decode "
-                                 "and a 2,000-token prefill at FP16"))
+    return responsive(rule + stated + derived + rules, 26 * len(order) + 20, alt.Title(
+        "Ridge points, by arithmetic", subtitle="peak over bandwidth; hollow: derived, not "
+                                                "vendor-stated; dashed: FP16 workloads"))
 
 
 def batch_lines(df: pd.DataFrame, metric: str) -> alt.Chart:

@@ -52,13 +52,14 @@ class BatchPlan:
     n_steps: int    # timed decode steps per repetition
     reps: int
     fmt: str        # synthetic model format
-    gemm_n: int     # size of the square matmul that measures peak FLOP/s
+    gemm_n: int     # size of the square float32 matmul: a yardstick, not the roof
+    kernel_tokens: int = 256  # prompt whose prefill measures llama.cpp's own matmul rate
 
     def __post_init__(self):
         if not self.batches or any(isinstance(b, bool) or not isinstance(b, int) or b < 1
                                    for b in self.batches):
             raise ValueError(f"batches must be whole numbers >= 1, got {self.batches!r}")
-        for name in ("n_prompt", "n_steps", "reps"):
+        for name in ("n_prompt", "n_steps", "reps", "kernel_tokens"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
@@ -145,6 +146,15 @@ class BatchedDecoder:
         self.llama.llama_batch_free(batch)
         self.llama.llama_free(ctx)
 
+    def prefill(self, path, n_prompt: int, reps: int):
+        """llama.cpp's prefill of ``n_prompt`` tokens on the CPU: every weight reused by every
+        prompt token, the fastest the machine runs this model's matmul kernels."""
+        model = self.load(path)
+        try:
+            return self.runner.run_test(model, f"pp{n_prompt}", n_prompt, 0, 0, reps)
+        finally:
+            self.llama.llama_model_free(model)
+
     def measure(self, path, batches, n_prompt: int, n_steps: int, reps: int,
                 progress=session.quiet) -> tuple[dict, list[dict]]:
         """Aggregate tokens/s for every batch size: mean, stddev and samples of ``reps`` runs.
@@ -214,8 +224,11 @@ def run(plan: BatchPlan = QUICK, threads: int | None = None,
     gemm = peak_flops(plan.gemm_n)
     info, points = decoder.measure(path, plan.batches, plan.n_prompt, plan.n_steps, plan.reps,
                                    progress)
+    progress(f"measuring llama.cpp's own matmul rate (pp{plan.kernel_tokens} on the same model)")
+    pp = decoder.prefill(path, plan.kernel_tokens, plan.reps)
     after = read_bandwidth(threads=decoder.threads)
     progress("done")
+    per_token = _prefill_flops_per_token(synthetic_info, info, plan.kernel_tokens)
     return {
         "schema": SCHEMA,
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -224,9 +237,21 @@ def run(plan: BatchPlan = QUICK, threads: int | None = None,
         "model": {"path": str(path), "synthetic": synthetic_info, **info},
         "probe_before": before.to_dict(), "probe_after": after.to_dict(),
         "bandwidth_bytes_per_s": max(before.best_bytes_per_s, after.best_bytes_per_s),
-        "gemm": gemm.to_dict(), "flops_per_s": gemm.best_flops_per_s,
+        "gemm": gemm.to_dict(),
+        "kernel": {"rate": pp.to_dict(), "flops_per_token": per_token,
+                   "flops_per_s": pp.tokens_per_s * per_token,
+                   "kind": f"llama.cpp {plan.fmt} prefill, measured"},
+        "flops_per_s": pp.tokens_per_s * per_token,
         "points": points,
     }
+
+
+def _prefill_flops_per_token(synthetic_info: dict, info: dict, n_tokens: int) -> float:
+    """FLOPs per prompt token of a prefill of ``n_tokens`` (weights and causal attention)."""
+    from ..roofline import step_work
+
+    m = model_of({"model": {"synthetic": synthetic_info, **info}})
+    return step_work(m, prefill=[(0, n_tokens)]).flops / n_tokens
 
 
 def live(plan: BatchPlan = QUICK, **kwargs) -> dict | None:
@@ -245,12 +270,14 @@ def live(plan: BatchPlan = QUICK, **kwargs) -> dict | None:
 # -- the prediction and the bend ---------------------------------------------------------------
 
 def roof(record: dict):
-    """This machine's roof: measured GEMM peak (dense FP32) and probe bandwidth."""
+    """This machine's roof for the kernels that ran: llama.cpp's own prefill rate on the same
+    model (its quantized matmuls, every weight reused by every prompt token) and the probe's
+    bandwidth. Records from before that measurement fall back to the float32 GEMM peak."""
     from ..roofline import Roof
 
+    kind = record["kernel"]["kind"] if "kernel" in record else record["gemm"]["kind"]
     return Roof(name=machine.label(record["machine"]), flops_per_s=record["flops_per_s"],
-                bandwidth_bytes_per_s=record["bandwidth_bytes_per_s"],
-                flops_kind=record["gemm"]["kind"])
+                bandwidth_bytes_per_s=record["bandwidth_bytes_per_s"], flops_kind=kind)
 
 
 def model_of(record: dict):
@@ -319,10 +346,12 @@ def sentence(record: dict | None) -> str:
     r = roof(record)
     measured, predicted = bend(df["batch"], df["tokens_per_s"]), predicted_bend(record)
     top = df.loc[df["tokens_per_s"].idxmax()]
-    return (f"On the machine that built this page ({machine.label(record['machine'])}) a "
-            f"{record['gemm']['n']}-wide float32 matmul ran at "
-            f"**{r.flops_per_s / 1e9:,.0f} GFLOP/s** (dense FP32) and the probe read memory at "
-            f"**{r.bandwidth_bytes_per_s / 1e9:,.1f} GB/s**, a ridge point of "
+    gemm = record["gemm"]["best_flops_per_s"]
+    return (f"On the machine that built this page ({machine.label(record['machine'])}) "
+            f"llama.cpp prefilled the same model at **{r.flops_per_s / 1e9:,.0f} GFLOP/s** "
+            f"({r.flops_kind}; a {record['gemm']['n']}-wide float32 matmul through numpy ran at "
+            f"{gemm / 1e9:,.0f}, {_times(gemm, r.flops_per_s)}) and the probe read memory "
+            f"at **{r.bandwidth_bytes_per_s / 1e9:,.1f} GB/s**, a ridge point of "
             f"**{r.ridge:,.1f} FLOP/byte**. Decoding one sequence gave "
             f"**{df['tokens_per_s'].iloc[0]:,.0f} tokens/s**; the best batch, "
             f"{int(top['batch'])}, gave **{top['tokens_per_s']:,.0f} tokens/s** in all. The "
@@ -350,25 +379,37 @@ def efficiency(record: dict) -> dict:
 
 
 def bend_sentence(record: dict | None) -> str:
-    """Where the measured curve bends against the prediction, and why they differ."""
+    """Where the measured curve bends against the prediction, and what that says."""
     if record is None:
         return "There is no live batch curve on this page."
     df = frame(record)
     measured = bend(df["batch"], df["tokens_per_s"])
     predicted = predicted_bend(record)
     eff = efficiency(record)
-    return (f"Its measured batch curve bends at a batch of about **{measured:.1f}**, where the "
+    text = (f"Its measured batch curve bends at a batch of about **{measured:.1f}**, where the "
             f"roofline predicts **{predicted:.1f}**. At batch 1 llama.cpp reached "
             f"{eff['memory_fraction']:.0%} of the memory bound, and at its best batch "
             f"({eff['best_batch']}) {eff['compute_fraction']:.0%} of the compute bound; the "
             f"bend moves from the prediction by the ratio of those two fractions.")
+    if measured < 0.5 * predicted:
+        text += (" Batched decode stops scaling well before the roof of its own kernels: "
+                 "llama.cpp's prefill shows this machine can run these matmuls far faster "
+                 "than decode at any batch here did, so something the roofline's two "
+                 "resources leave out caps it (plausibly the small-batch matmul path, which "
+                 "is not the tiled one a long prefill uses).")
+    return text
+
+
+def _times(a: float, b: float) -> str:
+    """``a`` relative to ``b`` in words: "2.1x less" or "1.3x more"."""
+    return f"{b / a:.1f}x less" if a <= b else f"{a / b:.1f}x more"
 
 
 def closing_note(record: dict | None, pp_record: dict | None, essay_gap: float,
                  reference_ridge: float, reference: str = "an H100") -> str:
     """Chapter 3's closing paragraph: this machine's prefill/decode gap (from a
     :func:`napkin.measure.live` record), its ridge point, and where its batch curve bends."""
-    from ..phases import live_prefill_flops, live_ratio
+    from ..phases import live_ratio
 
     gap = live_ratio(pp_record)
     if record is None or gap.empty:
@@ -376,16 +417,8 @@ def closing_note(record: dict | None, pp_record: dict | None, essay_gap: float,
                 "ridge point and batch curve are missing; run the notebooks on yours.")
     r = roof(record)
     g = gap.iloc[0]
-    text = (f"The machine that built this page ({g['machine']}) prefills **{g['ratio']:.1f}x** "
+    return (f"The machine that built this page ({g['machine']}) prefills **{g['ratio']:.1f}x** "
             f"faster than it decodes ({g['protocol']}), against the essay's {essay_gap:.0f}x "
-            f"on DGX Spark. Its ridge point is **{r.ridge:.1f} FLOP/byte** (dense FP32 peak over "
-            f"probed bandwidth), against {reference_ridge:.0f} for {reference}. "
+            f"on DGX Spark. Its ridge point is **{r.ridge:.1f} FLOP/byte** ({r.flops_kind}, "
+            f"over the probed bandwidth), against {reference_ridge:.0f} for {reference}. "
             + bend_sentence(record))
-    flops = live_prefill_flops(pp_record)
-    if flops is not None:
-        text += (f" Its prefill drove **{flops / 1e9:,.0f} GFLOP/s** of matmul arithmetic, "
-                 f"{flops / r.flops_per_s:.1f}x the float32 peak"
-                 + (": llama.cpp's 8-bit integer path runs faster than float32 here, which is "
-                    "why the gap is wider than the float32 ridge point alone suggests."
-                    if flops > r.flops_per_s else "."))
-    return text

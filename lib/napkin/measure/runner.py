@@ -191,7 +191,10 @@ class InProcess:
             self._decode(ctx, self._tokens(1, n_vocab), 1)
             self.llama.llama_synchronize(ctx)
 
-    def _run(self, model, test: str, n_prompt: int, n_gen: int, depth: int, reps: int) -> Rate:
+    def run_test(self, model, test: str, n_prompt: int, n_gen: int, depth: int,
+                 reps: int) -> Rate:
+        """One llama-bench test (``n_prompt`` tokens of prefill, then ``n_gen`` generated)
+        on a model already loaded: a fresh context, a warm-up, ``reps`` timed repetitions."""
         n_vocab = self.model_info(model)["n_vocab"]
         ctx = self.context(model, n_prompt + n_gen + depth)
         try:
@@ -278,9 +281,9 @@ class InProcess:
             suffix = f"@d{depth}" if depth else ""
             out = {"model": self.model_info(model)}
             if n_prompt:
-                out["pp"] = self._run(model, f"pp{n_prompt}{suffix}", n_prompt, 0, depth, reps)
+                out["pp"] = self.run_test(model, f"pp{n_prompt}{suffix}", n_prompt, 0, depth, reps)
             if n_gen:
-                out["tg"] = self._run(model, f"tg{n_gen}{suffix}", 0, n_gen, depth, reps)
+                out["tg"] = self.run_test(model, f"tg{n_gen}{suffix}", 0, n_gen, depth, reps)
             return out
         finally:
             self.llama.llama_model_free(model)
