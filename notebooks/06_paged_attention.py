@@ -61,7 +61,7 @@ import napkin
 from napkin import essay, paging, tables
 from napkin.figures import paging as charts
 from napkin.prose import glue, glue_markdown
-from napkin.units import GB, GiB, KiB
+from napkin.units import GiB, KiB
 
 # %% [markdown]
 # ## The simulation
