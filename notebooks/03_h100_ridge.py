@@ -206,7 +206,7 @@ napkin.Figure(
 # A format changes both sides of the division. With $b$ bytes per weight the weight matmuls
 # do $2B/b$ FLOPs per byte at batch $B$ (equation {eq}`eq-matmul-intensity`), and they run at
 # the rate of the arithmetic the format uses: FP8 weights on FP8 tensor cores, FP4 on FP4 ones,
-# and llama.cpp's 4- and 8-bit blocks through its INT8 kernels (it multiplies them with 8-bit
+# and llama.cpp's 4-bit and 8-bit blocks through its INT8 kernels (it multiplies them with 8-bit
 # integer dot products). The batch at which decode reaches the ridge is therefore
 #
 # ```{math}

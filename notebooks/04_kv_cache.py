@@ -35,7 +35,7 @@
 #   \times n_\text{layers} \times \text{bytes per element}
 # ```
 #
-# where the 2 counts K and V. A sequence of $n$ tokens then holds, summing over layers
+# where the factor $2$ counts K and V. A sequence of $n$ tokens then holds, summing over layers
 # $\ell$ that may keep only a window $w_\ell$ of recent tokens,
 #
 # ```{math}
@@ -264,7 +264,8 @@ measure.kvalloc.shown(allocations)
 # The cache has to share memory with the weights. The table counts the sequences of a given
 # length whose caches fit beside them, with every model's weights at
 # {glue:text}`weight_bits:.0f` bits (FP8) and the cache at 16 bits, on five machines. Memory is
-# the vendor's figure read as binary (an "80 GB" H100 holds 80 GiB), the whole of it; for the
+# the vendor's figure read as binary (an "80 GB" H100 holds {glue:text}`h100_gib:.0f` GiB), the
+# whole of it; for the
 # M2 Ultra, its largest configuration. The B200 ships with {glue:text}`b200_gib:.0f` GiB;
 # NVIDIA announced {glue:text}`b200_announced:.0f` GB, and nvidia-smi reports
 # {glue:text}`b200_driver_gib:.1f` GiB, which is {glue:text}`b200_driver_gb:.1f` GB: counted in

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -153,17 +154,26 @@ def _typed_numbers(text: str) -> list[str]:
 
 def _captions(nb) -> list[str]:
     """The literal text of every figure caption (f-string parts that are computed are not)."""
-    import ast
-
     out = []
     for cell in nb.cells:
         if cell.cell_type != "code" or "Figure(" not in cell.source:
             continue
         for node in ast.walk(ast.parse(cell.source)):
             if isinstance(node, ast.keyword) and node.arg == "caption":
-                out.append(" ".join(v.value for v in ast.walk(node.value)
-                                    if isinstance(v, ast.Constant) and isinstance(v.value, str)))
+                out.append(" ".join(_literal_parts(node.value)))
     return out
+
+
+def _literal_parts(node) -> list[str]:
+    """The typed text of a string expression: constants, f-strings' literal parts and string
+    concatenations; a computed part (a formatted value and its format spec) is skipped."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        return [v.value for v in node.values if isinstance(v, ast.Constant)]
+    if isinstance(node, ast.BinOp):
+        return _literal_parts(node.left) + _literal_parts(node.right)
+    return []
 
 
 @pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
