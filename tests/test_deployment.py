@@ -1,0 +1,51 @@
+"""One deployment concept: a model on chips, the memory left for its cache, its roof."""
+
+from __future__ import annotations
+
+import pytest
+
+from napkin import deployment, paging, roofline, serving
+from napkin.roofline import LLAMA_3_3_70B
+from napkin.units import GiB
+
+
+def test_kv_memory_is_binary_capacity_less_overhead_less_weights():
+    d = deployment.deploy("Llama-3.3-70B", "H100 SXM")
+    share = deployment.paper_overhead_share()
+    assert share == pytest.approx((40 - 26 - 12) / 40)
+    assert d.kv_memory_bytes == pytest.approx(80 * GiB * (1 - share) - 70.5537e9, rel=1e-6)
+    assert d.kv_capacity_tokens == int(d.kv_memory_bytes // 327_680)
+    assert "FP8" in d.roof.flops_kind  # 8-bit weights run on the FP8 tensor cores
+    assert d.max_batch(8192) == int(d.kv_memory_bytes // (327_680 * 8192))
+
+
+def test_chips_add_up_and_a_config_mapping_works():
+    one = deployment.deploy(LLAMA_3_3_70B, "H100 SXM", n_chips=4, weights="BF16")
+    assert one.roof.n_chips == 4 and one.roof.capacity_bytes == 4 * 80 * GiB
+    assert one.model.weight_bytes == pytest.approx(2 * one.model.params)
+    assert "FP16" in one.roof.flops_kind
+
+
+def test_paging_and_serving_agree_with_it():
+    d = deployment.deploy("Llama-3.3-70B", "H100 SXM")
+    assert paging.h100_deployment().kv_memory_bytes == pytest.approx(d.kv_memory_bytes,
+                                                                     rel=1e-9)
+    four = deployment.deploy(LLAMA_3_3_70B, "H100 SXM", n_chips=4, weights="BF16")
+    assert serving.llama_server().kv_capacity_tokens == four.kv_capacity_tokens
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"model": "Llama-3.3-70B", "chip": "H100 SXM", "weights": "BF16"}, "no room for a KV"),
+    ({"model": "GPT-5", "chip": "H100 SXM"}, "no models? 'GPT-5'|GPT-5"),
+    ({"model": "Llama-3.3-70B", "chip": "H1000"}, "unknown chip"),
+    ({"model": "Llama-3.3-70B", "chip": "H100 SXM", "overhead_share": 1.5}, "overhead_share"),
+    ({"model": 42, "chip": "H100 SXM"}, "model must be"),
+])
+def test_bad_deployments_say_what_is_wrong(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        deployment.deploy(kwargs.pop("model"), kwargs.pop("chip"), **kwargs)
+
+
+def test_model_of_passes_a_model_through():
+    m = roofline.llama_3_3_70b()
+    assert deployment.model_of(m, "FP8") is m
