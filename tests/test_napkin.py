@@ -164,6 +164,24 @@ def test_essay_table_reproduces_the_essay():
     assert round(uplift.loc["M2", "speed_ratio"], 2) == essay.claim("ultra_uplift_m2")
 
 
+def test_a_run_whose_variant_is_in_doubt_is_read_both_ways():
+    both = published.variant_readings().set_index("reading")
+    assert list(both.index) == ["H100 SXM", "H100 PCIe"]
+    assert both.loc["H100 SXM", "bandwidth_bytes_per_s"] == 3350 * GB
+    assert both.loc["H100 PCIe", "bandwidth_bytes_per_s"] == 2000 * GB
+    assert both["tokens_per_s"].nunique() == 1
+    tensor = models.gguf_size_bytes("Q4_0", "tensors")
+    assert both.loc["H100 PCIe", "fraction_of_ceiling"] == pytest.approx(
+        267.81 / (2000 * GB / tensor))
+    # gpus() keeps one row per run, and says in a column that the run has two readings
+    gpus = published.gpus()
+    h100 = gpus[gpus["machine"].str.startswith("H100")]
+    assert len(h100) == 1 and "H100 PCIe" in h100["variant_note"].iloc[0]
+    assert (gpus[~gpus["machine"].str.startswith("H100")]["variant_note"] == "").all()
+    with pytest.raises(ValueError, match="variant is in doubt"):
+        published.variant_readings(test="tg999")
+
+
 def test_no_published_run_beats_its_ceiling():
     df = published.all_machines()
     assert len(df) > 40

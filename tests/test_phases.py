@@ -103,22 +103,36 @@ def test_live_ratio():
     assert df["protocol"].tolist() == ["pp128 / tg64"]
 
 
+CHAPTER_2_AND_3_CHECKS = ("spark_pair", "spark_specs", "spark_gap", "spark_petaflop",
+                          "h100_ridge", "decode_batch_crossover", "decode_crossover_with_kv",
+                          "prefill_over_ridge")
+
+
 def test_errata_checks_for_chapters_2_and_3():
-    found = errata.all_errata()
+    from dataclasses import asdict
+
+    checks = [fn for fn in errata.CHECKS if fn.__name__ in CHAPTER_2_AND_3_CHECKS]
+    assert len(checks) == len(CHAPTER_2_AND_3_CHECKS)  # every one registered
+    found = pd.DataFrame([asdict(fn()) for fn in checks])
     ours = found[found["chapter"].isin(["02_spark_gap", "03_h100_ridge"])].set_index("topic")
     assert {"DGX Spark gpt-oss-120b pair, build by build",
             "DGX Spark: the petaFLOP, the bandwidth, the memory",
+            "The petaFLOP in the prefill number, and datacenter-class compute",
             "The prefill/decode gap on DGX Spark",
             "H100 SXM ridge point, dense and sparse",
             "Batch at which H100 decode turns compute-bound (weights only)",
             "The batch crossover once every sequence reads its own KV cache",
             "A 2,000-token prefill against the H100 ridge"} == set(ours.index)
     assert ours.loc["DGX Spark: the petaFLOP, the bandwidth, the memory", "verdict"] == "agrees"
+    assert "128 GiB" in ours.loc["DGX Spark: the petaFLOP, the bandwidth, the memory",
+                                 "data_says"]
     pair = ours.loc["DGX Spark gpt-oss-120b pair, build by build"]
-    assert pair["verdict"] == "not in the source" and pair["conclusion_holds"]
+    assert pair["verdict"] == "not in any copy read" and pair["conclusion_holds"]
     assert "16,384" in pair["data_says"]
     gap = ours.loc["The prefill/decode gap on DGX Spark"]
     assert gap["verdict"] == "agrees" and gap["conclusion_holds"]
+    peta = ours.loc["The petaFLOP in the prefill number, and datacenter-class compute"]
+    assert peta["verdict"] != "agrees" and not peta["conclusion_holds"]
     kv = ours.loc["The batch crossover once every sequence reads its own KV cache"]
     assert not kv["conclusion_holds"]
     assert ours.loc["H100 SXM ridge point, dense and sparse", "verdict"] == "rounding"
@@ -127,7 +141,9 @@ def test_errata_checks_for_chapters_2_and_3():
 def test_chapter_charts_build():
     builds = phases.essay_pair_by_build()
     ratios = phases.all_ratios()
-    charts = [figures.essay_pair(1956, 60.57, builds),
+    charts = [figures.like_for_like(phases.like_for_like()),
+              figures.prefill_flops(phases.prefill_compute(), 1000),
+              figures.essay_pair(1956, 60.57, builds),
               figures.depth_retention(phases.retention(), "gpt-oss-120b"),
               figures.ratio_by_depth(phases.depth_pairs(), "gpt-oss-120b"),
               figures.mirror(phases.mirror_table()),
@@ -149,3 +165,115 @@ def test_live_prefill_flops_count_layer_weights_only():
     assert phases.live_prefill_flops(record) == 50.0 * 2 * (3000 - 1000)
     record["runs"][0]["synthetic"] = None
     assert phases.live_prefill_flops(record) is None
+
+
+# -- like for like, and what prefill reached in FLOP/s ------------------------------------------
+
+def test_like_for_like_holds_model_and_test_fixed():
+    df = phases.like_for_like()
+    assert df["ratio"].tolist() == (df["pp_tok_per_s"] / df["tg_tok_per_s"]).tolist()
+    for comparison, group in df.groupby("comparison"):
+        assert group["model"].nunique() == 1 and group["protocol"].nunique() == 1, comparison
+    llama = df[df["comparison"] == "Llama-2-7B Q4_0, pp512 / tg128"]
+    assert set(llama["family"]) == {"Apple Silicon", "Discrete GPU", "DGX Spark", "Strix Halo"}
+    # DGX Spark's GB10 and Strix Halo's 8060S are on the scoreboards, not discrete GPUs
+    spark = llama[llama["family"] == "DGX Spark"]
+    assert spark["machine"].tolist() == ["DGX Spark (GB10)"]
+    assert spark["ratio"].iloc[0] == pytest.approx(3062.31 / 57.21)
+    assert not llama["machine"].str.contains("Strix|GB10").loc[
+        llama["family"] == "Discrete GPU"].any()
+    # one run per GPU: the flash-attention duplicates are left out
+    assert not llama["detail"].str.endswith("flash attention 1").any()
+    oss = df[df["comparison"] == "gpt-oss-120b MXFP4, pp2048 / tg32"]
+    assert sorted(oss["machine"]) == ["DGX Spark"] * 3 + ["M2 Ultra"]
+
+
+def test_layer_params_count_what_a_token_multiplies():
+    from napkin import catalog
+
+    # Llama-2-7B: 32 x (4 x 4096^2 + 3 x 4096 x 11008); its 6,738,415,616 parameters add the
+    # two 32000 x 4096 vocabulary tables and the norms
+    llama = 32 * (4 * 4096 ** 2 + 3 * 4096 * 11008)
+    assert phases.layer_params(catalog.config("Llama-2-7B")) == llama == 6_476_005_376
+    assert llama + 2 * 32000 * 4096 == pytest.approx(catalog.params("Llama-2-7B"), rel=1e-4)
+    # gpt-oss-120b: 36 x (attention + 4 routed experts + router); the active count adds the
+    # output layer (201088 x 2880)
+    attn = 2 * 2880 * 64 * 64 + 2 * 2880 * 8 * 64
+    oss = 36 * (attn + 4 * 3 * 2880 * 2880 + 2880 * 128)
+    assert phases.layer_params(catalog.config("gpt-oss-120b")) == oss
+    assert oss + 201088 * 2880 == pytest.approx(catalog.params("gpt-oss-120b", active=True),
+                                                rel=1e-3)
+    with pytest.raises(ValueError, match="kv_lora_rank"):
+        phases.layer_params(catalog.config("DeepSeek-V3"))
+
+
+def test_prefill_flops_by_hand():
+    """Llama-2-7B, a 512-token prompt at empty context: 2 FLOPs per layer weight, plus the
+    causal attention, 512 x 513 / 2 (query, key) pairs, each 2 FLOPs per cached element
+    (K and V: 2 x 32 heads x 128 x 32 layers) for the one query head that shares it."""
+    matmul = 2 * 6_476_005_376
+    attention = 2 * (2 * 32 * 128 * 32) * (512 * 513 // 2) / 512
+    per_token = phases.prefill_flops_per_token("Llama-2-7B", 512)
+    assert per_token == pytest.approx(matmul + attention, rel=1e-12)
+    assert phases.achieved_flops("Llama-2-7B", 1000.0, 512) == pytest.approx(1000 * per_token)
+    # deeper prompts cost more per token; the rate scales linearly
+    assert phases.prefill_flops_per_token("Llama-2-7B", 512, depth=512) > per_token
+    for bad, match in ((lambda: phases.achieved_flops("Llama-2-7B", -1.0, 512), "tokens_per_s"),
+                       (lambda: phases.prefill_flops_per_token("Llama-2-7B", 0), "prefill chunk"),
+                       (lambda: phases.prefill_flops_per_token("Llama-2-7B", 512, -1),
+                        "prefill start"),
+                       (lambda: phases.prefill_flops_per_token("GPT-9", 512), "unknown model")):
+        with pytest.raises(ValueError, match=match):
+            bad()
+
+
+def test_llamacpp_arithmetic_of_mxfp4_follows_the_build():
+    assert phases.llamacpp_arithmetic("Q4_0", "DGX Spark") == "int8"
+    assert phases.llamacpp_arithmetic("MXFP4", "RTX 4090") == "int8"
+    assert phases.llamacpp_arithmetic("MXFP4", "DGX Spark", build=6918) == "int8"
+    assert phases.llamacpp_arithmetic("MXFP4", "DGX Spark", build=7535) == "int8"
+    assert phases.llamacpp_arithmetic("MXFP4", "DGX Spark", build=7536) == "fp4"
+    assert phases.llamacpp_arithmetic("MXFP4", "RTX PRO 6000 Blackwell", date="2025-08") == "int8"
+    assert phases.llamacpp_arithmetic("MXFP4", "RTX 5090", date="2026-02-01") == "fp4"
+    assert phases.llamacpp_arithmetic("MXFP4", "DGX Spark", build=7941, backend="Metal") == "fp16"
+    with pytest.raises(ValueError, match="give the run's build or date"):
+        phases.llamacpp_arithmetic("MXFP4", "DGX Spark")
+    with pytest.raises(ValueError, match="build must be"):
+        phases.llamacpp_arithmetic("MXFP4", "DGX Spark", build="7941")
+    with pytest.raises(ValueError, match="date must be"):
+        phases.llamacpp_arithmetic("MXFP4", "DGX Spark", date="Feb 2026")
+
+
+def test_prefill_compute_and_the_petaflop():
+    df = phases.prefill_compute()
+    assert (df["achieved_flops_per_s"] == df["tokens_per_s"] * df["flops_per_token"]).all()
+    assert (df["fraction_of_roof"] == df["achieved_flops_per_s"] / df["roof_flops_per_s"]).all()
+    spark = df[(df["chip"] == "DGX Spark") & (df["model"] == "gpt-oss-120b")].set_index("detail")
+    assert spark["arithmetic"].to_dict() == {"build 6918": "int8", "build 6989": "int8",
+                                             "build 7941": "fp4"}
+    assert spark["roof_derived"].all()
+    # both readings of the H100: the same speed, two roofs
+    h100 = df[df["chip"].str.startswith("H100")]
+    assert sorted(h100["chip"]) == ["H100 PCIe", "H100 SXM"]
+    assert h100["achieved_flops_per_s"].nunique() == 1
+    peaks = phases.spark_peak_fractions(df)
+    assert set(peaks["peak_flops_per_s"] / 1e12) == {1000, 500, 250, 125}
+    sparse = peaks[peaks["peak"].str.contains("sparse")]
+    assert (sparse["fraction"] < 0.05).all()  # the petaFLOP does not show up in prefill
+    with pytest.raises(ValueError, match="no DGX Spark run"):
+        phases.spark_peak_fractions(df[df["chip"] != "DGX Spark"])
+
+
+def test_depth_growth_and_tokens_per_expert():
+    g = phases.depth_growth("gpt-oss-120b", 2048, 0, 0.5)
+    assert g["prefill_flops_ratio"] == 1 and g["decode_bytes_ratio"] == 1
+    g = phases.depth_growth("gpt-oss-120b", 2048, 32768, 0.5)
+    assert g["prefill_flops_ratio"] > g["decode_bytes_ratio"] > 1
+    with pytest.raises(ValueError, match="depth"):
+        phases.depth_growth("gpt-oss-120b", 2048, -5, 0.5)
+    with pytest.raises(ValueError, match="bytes_per_weight"):
+        phases.depth_growth("gpt-oss-120b", 2048, 0, 0)
+    assert phases.tokens_per_expert("gpt-oss-120b", 2048) == 2048 * 4 / 128
+    assert phases.tokens_per_expert("Llama-2-7B", 2048) == 2048
+    with pytest.raises(ValueError, match="prompt_tokens"):
+        phases.tokens_per_expert("gpt-oss-120b", 0)

@@ -62,8 +62,53 @@ def gpus(test: str = "tg128") -> pd.DataFrame:
     df["bytes_per_token"] = llama2_7b_bytes_per_token("Q4_0")
     df["tokens_per_s"] = df["throughput_tok_per_s"].astype(float)
     df["quant"] = "Q4_0"
+    df["variant_note"] = [_variant_note(g) for g in df["gpu"]]
     return _finish(df[["machine", "family", "quant", "bandwidth_bytes_per_s", "bytes_per_token",
-                       "tokens_per_s", "confidence", "source_url", "backend"]])
+                       "tokens_per_s", "confidence", "source_url", "backend", "variant_note"]])
+
+
+def _variant_note(gpu: str) -> str:
+    """For a run whose variant is in doubt: each reading and its bandwidth ("" otherwise)."""
+    if gpu not in VARIANT_READINGS:
+        return ""
+    return "copies of the scoreboard disagree: " + " or ".join(
+        f"{n} ({hardware.chip(n).bandwidth_bytes_per_s / GB:,.0f} GB/s)"
+        for n in VARIANT_READINGS[gpu])
+
+
+#: Scoreboard rows whose variant the copies of the scoreboard disagree on, and the chip (in
+#: ``hardware_specs.csv``) of each reading. One copy of the CUDA scoreboard labels this run
+#: "H100 80 GB (HBM3, so SXM5 ...)", another "H100 PCIe" (see the row's note).
+VARIANT_READINGS = {"H100 80GB (HBM3 => SXM5, see note)": ("H100 SXM", "H100 PCIe")}
+
+
+def variant_readings(test: str = "tg128", flash_attention: str = "0") -> pd.DataFrame:
+    """Every scoreboard run whose GPU variant is in doubt, once per reading of it.
+
+    :func:`gpus` keeps one row per run, at the bandwidth the scoreboard table assumed; this
+    shows each reading side by side, with the bandwidth of that variant from
+    ``hardware_specs.csv``, so a chapter states both rather than one as fact. Columns: the
+    usual ones plus ``gpu`` (as the scoreboard names it), ``reading`` (the spec chip) and
+    ``bandwidth_source``.
+    """
+    df = tables.load("gpu_llama2_7b_q4_0")
+    df = df[(df["test"] == test) & (df["flash_attention"].astype(str) == str(flash_attention))
+            & df["gpu"].isin(list(VARIANT_READINGS))]
+    if df.empty:
+        raise ValueError(f"no {test} run with flash_attention {flash_attention!r} of a GPU "
+                         f"whose variant is in doubt ({', '.join(VARIANT_READINGS)})")
+    rows = []
+    for _, r in df.iterrows():
+        for name in VARIANT_READINGS[r["gpu"]]:
+            chip = hardware.chip(name)
+            rows.append({"machine": f"{r['gpu']} read as {name}",
+                         "family": "GPU (" + r["backend"] + ")", "quant": "Q4_0", "bandwidth_bytes_per_s": chip.bandwidth_bytes_per_s,
+                         "bytes_per_token": llama2_7b_bytes_per_token("Q4_0"),
+                         "tokens_per_s": float(r["throughput_tok_per_s"]),
+                         "confidence": r["confidence"], "source_url": r["source_url"],
+                         "gpu": r["gpu"], "reading": name,
+                         "bandwidth_source": chip.source("memory_bandwidth_GB_per_s")})
+    return _finish(pd.DataFrame(rows))
 
 
 def cpus() -> pd.DataFrame:

@@ -105,7 +105,8 @@ def all_machines(df: pd.DataFrame, band: tuple[float, float],
                  alt.Tooltip("tokens_per_s:Q", title="Measured (tok/s)", format=".2f"),
                  alt.Tooltip("ceiling_tokens_per_s:Q", title="Ceiling (tok/s)", format=".1f"),
                  alt.Tooltip("fraction_of_ceiling:Q", title="Fraction", format=".0%"),
-                 alt.Tooltip("confidence:N", title="Confidence in the figure")],
+                 alt.Tooltip("confidence:N", title="Confidence in the figure")]
+        + ([alt.Tooltip("variant_note:N", title="Variant")] if "variant_note" in df else []),
     )
     shaded = _band(band[0], band[1], "y", "the essay's range")
     return responsive(shaded + points, 340, alt.Title(

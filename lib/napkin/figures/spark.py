@@ -21,7 +21,7 @@ PROTOCOLS = ["pp2048 / tg32", "pp2048 / tg128", "pp512 / tg128"]
 
 def essay_pair(essay_pp: float, essay_tg: float, builds: pd.DataFrame) -> alt.Chart:
     """The essay's bars beside what each build of the benchmark file records at depth 0."""
-    rows = [{"row": "The essay (no run shows it)", "phase": p, "tokens_per_s": v,
+    rows = [{"row": "The essay (in no copy read)", "phase": p, "tokens_per_s": v,
              "ratio": essay_pp / essay_tg, "stddev": None, "source": "the essay"}
             for p, v in ((PREFILL, essay_pp), (DECODE, essay_tg))]
     for _, r in builds.iterrows():
@@ -163,3 +163,72 @@ def ratio_strip(df: pd.DataFrame, essay_gap: float,
                               alt.Tooltip("x:Q", title="Ratio", format=".0f")])
     return responsive(rule + points, 70 * len(families) + 40, alt.Title(
         title, subtitle="each point: one machine and model, prefill over decode tokens/s"))
+
+
+def like_for_like(df: pd.DataFrame) -> alt.Chart:
+    """Prefill / decode ratio where model and test are the same, one row per comparison."""
+    families = [f for f in FAMILY_COLORS if f in set(df["family"])]
+    order = list(dict.fromkeys(df["comparison"]))
+    points = alt.Chart(df).mark_point(filled=True, opacity=0.8).encode(
+        y=alt.Y("comparison:N", sort=order, title=None, axis=alt.Axis(labelLimit=260),
+                scale=alt.Scale(paddingInner=0.45)),
+        yOffset=alt.YOffset("jitter:Q", scale=alt.Scale(domain=[-1, 1])),
+        x=alt.X("ratio:Q", title="prefill tokens/s / decode tokens/s (log scale)",
+                scale=alt.Scale(type="log")),
+        size=alt.condition(alt.datum.family == "DGX Spark", alt.value(200), alt.value(50)),
+        stroke=alt.condition(alt.datum.family == "DGX Spark", alt.value(PALETTE["ceiling"]),
+                             alt.value("transparent")),
+        color=alt.Color("family:N", title=None, sort=families,
+                        scale=alt.Scale(domain=families,
+                                        range=[FAMILY_COLORS[f] for f in families])),
+        tooltip=[alt.Tooltip("machine:N", title="Machine"),
+                 alt.Tooltip("comparison:N", title="Model and test"),
+                 alt.Tooltip("detail:N", title="Build / backend"),
+                 alt.Tooltip("pp_tok_per_s:Q", title="Prefill (tok/s)", format=",.1f"),
+                 alt.Tooltip("tg_tok_per_s:Q", title="Decode (tok/s)", format=",.2f"),
+                 alt.Tooltip("ratio:Q", title="Ratio", format=".1f"),
+                 alt.Tooltip("confidence:N", title="Confidence in the figure")],
+    ).transform_calculate(
+        jitter="(((datum.pp_tok_per_s * 7919 + datum.tg_tok_per_s * 104729) % 1000) / 500) - 1")
+    return responsive(points, 70 * len(order) + 40, alt.Title(
+        "The gap, like for like",
+        subtitle="each row: one model and one llama-bench test; each point: one machine's run"))
+
+
+def prefill_flops(df: pd.DataFrame, petaflop: float) -> alt.Chart:
+    """What each prefill run reached in FLOP/s (points) against the dense peak of the
+    arithmetic llama.cpp runs it in (ticks), and DGX Spark's sparse-FP4 petaFLOP (rule)."""
+    df = df.assign(run=df["machine"] + ": " + df["model"] + " " + df["test"] + ", "
+                   + df["detail"].str.replace("CUDA scoreboard, ", "", regex=False),
+                   achieved_TFLOPS=df["achieved_flops_per_s"] / 1e12,
+                   roof_TFLOPS=df["roof_flops_per_s"] / 1e12,
+                   roof=df["roof_kind"] + df["roof_derived"].map(
+                       {True: " (derived, not vendor-stated)", False: " (vendor figure)"}),
+                   spark=(df["chip"] == "DGX Spark").map({True: "DGX Spark", False: "other"}))
+    order = list(df["run"])
+    tips = [alt.Tooltip("run:N", title="Run"),
+            alt.Tooltip("tokens_per_s:Q", title="Prefill (tok/s)", format=",.0f"),
+            alt.Tooltip("flops_per_token:Q", title="FLOPs per prompt token", format=".3~s"),
+            alt.Tooltip("achieved_TFLOPS:Q", title="Reached (TFLOPS)", format=",.1f"),
+            alt.Tooltip("roof:N", title="Arithmetic llama.cpp runs"),
+            alt.Tooltip("roof_TFLOPS:Q", title="Its dense peak (TFLOPS)", format=",.0f"),
+            alt.Tooltip("fraction_of_roof:Q", title="Reached / peak", format=".1%"),
+            alt.Tooltip("confidence:N", title="Confidence in the figure")]
+    x = alt.Scale(type="log", domain=[5, 3000], nice=False)
+    base = alt.Chart(df).encode(y=alt.Y("run:N", sort=order, title=None,
+                                        axis=alt.Axis(labelLimit=330)), tooltip=tips)
+    roofs = base.mark_tick(thickness=3, size=18, color=PALETTE["ceiling"]).encode(
+        x=alt.X("roof_TFLOPS:Q", scale=x))
+    reached = base.mark_point(filled=True, size=90).encode(
+        x=alt.X("achieved_TFLOPS:Q", scale=x, title="TFLOPS (log scale)"),
+        color=alt.Color("spark:N", title=None, scale=alt.Scale(
+            domain=["DGX Spark", "other"], range=[PALETTE["nvidia"], "#a39d92"])))
+    rule = alt.Chart(pd.DataFrame({"x": [petaflop], "label": [
+        "DGX Spark's petaFLOP (sparse FP4, NVIDIA)"]})).mark_rule(
+        color=PALETTE["nvidia"], strokeDash=[4, 3]).encode(
+        x=alt.X("x:Q", scale=x), tooltip=[alt.Tooltip("label:N", title="Rule"),
+                                          alt.Tooltip("x:Q", title="TFLOPS", format=",.0f")])
+    return responsive(roofs + reached + rule, 30 * len(order) + 40, alt.Title(
+        "What prefill reached, against the peaks",
+        subtitle="points: FLOPs per prompt token x tokens/s; ticks: the dense peak of the "
+                 "arithmetic llama.cpp runs; dashed: the petaFLOP"))
