@@ -478,7 +478,7 @@ def machine_prices(research: Path) -> list[dict]:
     rows = []
     for chip, product, config, memory, price, date, kind, scope, conf, url, note in PRICES:
         rows.append({"chip": chip, "product": product, "configuration": config,
-                     "memory_GB": memory, "price": price, "currency": "USD",
+                     "memory_GiB": memory, "price": price, "currency": "USD",
                      "price_date": date, "price_kind": kind, "scope": scope,
                      "confidence": conf, "source_url": url, "note": note})
     return rows

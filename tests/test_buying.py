@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from napkin import buying, catalog, kvcache, roofline
-from napkin.units import GB
+from napkin import buying, catalog, hardware, kvcache, roofline
+from napkin.units import GiB
 
 
 @pytest.fixture(scope="module")
@@ -17,18 +17,52 @@ def fleet():
     return buying.machines()
 
 
-def test_machines_carry_their_sources_and_never_a_sparse_figure(fleet):
+def test_machines_carry_their_sources_and_the_roofs_they_are_held_to(fleet):
     names = {m.name for m in fleet}
-    assert {"H100 SXM", "DGX Spark", "M3 Ultra", "Strix Halo", "RTX 5090"} <= names
+    assert {"H100 SXM", "H100 PCIe", "DGX Spark", "M3 Ultra", "Strix Halo", "RTX 5090"} <= names
     spark = buying.machine("DGX Spark")
-    assert spark.dense_flops_per_s is None          # its figures are sparse FP4 and FP32 only
-    assert spark.prefill_flops                      # but it has published prefill runs
+    assert spark.roof("Q4_K")[:2] == ("int8", pytest.approx(250e12))
+    assert "derived, not vendor-stated" in spark.roof("Q4_K")[2]   # NVIDIA states no dense rate
+    assert spark.prefill_flops                                       # but it has published runs
     h100 = buying.machine("H100 SXM")
-    assert h100.dense_flops_per_s == pytest.approx(989e12)
+    assert h100.roof("Q4_0")[1] == pytest.approx(1978.9e12)
+    assert buying.machine("H100 PCIe").roof("Q4_0")[1] == pytest.approx(1513e12)
+    m3 = buying.machine("M3 Ultra")                                  # Apple states no M3 rate
+    assert m3.roof("Q4_K") == ("fp16", None, "no FP16 figure stated")
     for m in fleet:
-        assert m.sources["bandwidth"].startswith("http") or "http" in m.sources["bandwidth"]
+        assert "http" in m.sources["bandwidth"]
         if m.prefill_flops:
             assert "http" in m.sources["prefill"]
+        if m.roofs:
+            assert "http" in m.sources["flops"]
+        assert m.capacity_bytes == hardware.chip(m.name).capacity_bytes  # binary, whole
+
+
+def test_each_format_is_held_to_the_arithmetic_it_runs_in():
+    rtx = buying.machine("RTX 4090")
+    assert rtx.backend == "CUDA"
+    assert rtx.roof("Q4_0")[:2] == ("int8", pytest.approx(660.6e12))   # MMQ kernels
+    assert rtx.roof("F16")[:2] == ("fp16", pytest.approx(165.2e12))    # FP32 accumulate
+    assert rtx.roof("FP8")[:2] == ("fp8", pytest.approx(330.3e12))
+    ultra = buying.machine("M2 Ultra")
+    assert ultra.backend == "Metal"
+    assert ultra.roof("Q4_0")[:2] == ("fp16", pytest.approx(27.2e12))  # dequantized to FP16
+    strix = buying.machine("Strix Halo")
+    assert strix.backend == "ROCm" and strix.roof("Q4_0")[:2] == ("int8", pytest.approx(59e12))
+    arith, flops, label = buying.machine("RTX 3090").roof("FP8")       # no FP8 units
+    assert (arith, flops) == ("fp16", pytest.approx(71.2e12)) and "no FP8 figure" in label
+
+
+def test_no_published_prefill_run_passes_the_roof_it_is_held_to():
+    runs = buying.prefill_runs().dropna(subset=["fraction_of_roof"])
+    assert len(runs) > 20
+    assert (runs["fraction_of_roof"] < 1).all(), runs.sort_values("fraction_of_roof").tail()
+    # the RTX 4090's best run passes its FP16 (FP32-accumulate) figure, not its INT8 roof
+    best = runs[runs["chip"] == "RTX 4090"]["flops_per_s"].max()
+    assert best > hardware.chip("RTX 4090").peak("fp16").flops_per_s
+    by_backend = buying.backend_fractions([m.name for m in buying.machines()])
+    assert set(by_backend["run_backend"]) >= {"CUDA", "Metal", "Vulkan"}
+    assert (by_backend["high"] < 1).all()
 
 
 def test_prefill_rate_is_the_published_rate_times_the_reference_flops():
@@ -41,6 +75,47 @@ def test_prefill_rate_is_the_published_rate_times_the_reference_flops():
     spark = runs[runs["chip"] == "DGX Spark"]
     assert (spark["flops_per_s"] == spark["pp512_tok_per_s"] * per_token).all()
     assert not runs["run"].str.contains(", CPU$").any()
+    # the disputed H100 run counts for both variants, and says so
+    sxm, pcie = (runs[runs["chip"] == n] for n in ("H100 SXM", "H100 PCIe"))
+    assert list(sxm["pp512_tok_per_s"]) == list(pcie["pp512_tok_per_s"]) and len(sxm) == 2
+    assert sxm["note"].str.contains("SXM, another PCIe").all()
+
+
+def test_the_h100_decode_run_is_read_both_ways():
+    r = buying.h100_decode_readings().set_index("reading")
+    assert r.loc["H100 PCIe", "fraction_of_ceiling"] == pytest.approx(
+        r.loc["H100 SXM", "fraction_of_ceiling"] * 3350 / 2000)
+    without = buying.fraction_quartiles().set_index("family").loc["GPU (CUDA)", "runs"]
+    with_it = buying.fraction_quartiles("H100 PCIe").set_index("family").loc["GPU (CUDA)", "runs"]
+    assert with_it == without + 1
+    with pytest.raises(ValueError, match="h100_reading"):
+        buying.fraction_quartiles("H100 NVL")
+
+
+def test_hand_computed_first_token_on_an_int8_roof():
+    """A made-up CUDA machine: 100 GiB, 1 TB/s, INT8 400 TOPS, FP16 100 TFLOP/s, three
+    published runs at 50, 100 and 150 TFLOP/s; Llama-3.1-8B, a 1,000-token prompt."""
+    m = buying.Machine(name="box", vendor="NVIDIA", family=buying.POOLED,
+                       bandwidth_bytes_per_s=1e12, capacity_bytes=100 * GiB, backend="CUDA",
+                       roofs={"int8": 400e12, "fp16": 100e12},
+                       prefill_flops=(50e12, 100e12, 150e12))
+    w = buying.Workload("w", 1000, 100, 1, "Llama-3.1-8B", "Q4_0", "ttft")
+    # 32 layers x 2 (K and V) x 8 KV heads x 128 = 65,536 cached elements per token, each
+    # used by 32 / 8 = 4 query heads; 1,000 x 1,001 / 2 causal pairs
+    prefill = 2 * catalog.params("Llama-3.1-8B") * 1000 + 2 * 4 * 65536 * 1000 * 1001 / 2
+    weights = catalog.weight_bytes("Llama-3.1-8B", "Q4_0")
+    e = buying.estimate(m, w)
+    assert e["prefill_flops"] == pytest.approx(prefill)
+    assert e["roof_arithmetic"] == "int8"
+    assert e["ttft_bound_s"] == pytest.approx(max(prefill / 400e12, weights / 1e12))
+    assert (e["ttft_fast_s"], e["ttft_mid_s"], e["ttft_slow_s"]) == pytest.approx(
+        (prefill / 150e12, prefill / 100e12, prefill / 50e12))
+    assert (e["prefill_fraction_low"], e["prefill_fraction_high"]) == pytest.approx(
+        (50 / 400, 150 / 400))
+    # the same machine on Metal is held to its FP16 figure: a bound four times longer
+    metal = buying.estimate(buying.Machine(**{**m.__dict__, "backend": "Metal"}), w)
+    assert metal["roof_arithmetic"] == "fp16"
+    assert metal["ttft_bound_s"] == pytest.approx(max(prefill / 100e12, weights / 1e12))
 
 
 def test_estimate_arithmetic(fleet):
@@ -51,43 +126,90 @@ def test_estimate_arithmetic(fleet):
     prefill = roofline.step_work(model, prefill=[(0, w.prompt_tokens)]).flops
     assert e["ttft_mid_s"] == pytest.approx(prefill / np.median(m.prefill_flops))
     assert e["ttft_fast_s"] <= e["ttft_mid_s"] <= e["ttft_slow_s"]
+    assert math.isnan(e["ttft_bound_s"])                  # no FP16 figure for the M3 Ultra
     kv = kvcache.kv_cache_bytes(model.config, w.mean_context_tokens)
     assert e["ceiling_tok_per_s"] == pytest.approx(m.bandwidth_bytes_per_s / (active + kv))
     assert e["decode_low_tok_per_s"] < e["decode_mid_tok_per_s"] < e["decode_high_tok_per_s"]
     # one user: the per-user figure is the single stream's (the step is memory-bound)
     assert e["per_user_mid_tok_per_s"] == pytest.approx(e["decode_mid_tok_per_s"], rel=1e-3)
-    assert e["fits"] and e["need_GB"] == pytest.approx(
-        (total + kvcache.kv_cache_bytes(model.config, w.context_tokens)) / GB)
+    assert e["fits"] and e["need_GiB"] == pytest.approx(
+        (total + kvcache.kv_cache_bytes(model.config, w.context_tokens)) / GiB)
+    assert e["capacity_GiB"] == 512 and e["usable_GiB"] == pytest.approx(512 * 0.75)
+
+
+def test_default_gpu_limit_of_a_mac():
+    assert buying.default_gpu_fraction(16)[0] == pytest.approx(2 / 3, abs=1e-3)
+    assert buying.default_gpu_fraction(36)[0] == pytest.approx(2 / 3, abs=1e-3)
+    assert buying.default_gpu_fraction(64)[0] == pytest.approx(0.75)
+    assert buying.default_gpu_fraction(512)[0] == pytest.approx(0.75)  # not 128 GiB's 84 %
+    assert "lowest recorded" in buying.default_gpu_fraction(128)[1]
+    limits = buying.gpu_memory_limits()
+    assert (limits["source_url"].str.startswith("https://github.com/")).all()
+    assert limits[limits["kind"] == "measured"]["fraction"].between(0.6, 0.9).all()
+    with pytest.raises(ValueError, match="memory_GiB"):
+        buying.default_gpu_fraction(0)
+    assert buying.machine("H100 SXM").gpu_limit_bytes is None
+
+
+def test_a_mac_over_its_default_gpu_limit_is_not_ranked_as_fitting():
+    agent = buying.presets()["coding agent"]
+    ranked = buying.rank(agent).set_index("machine")
+    m1 = ranked.loc["M1 Max"]                      # 64 GiB, of which 48 GiB by default
+    assert m1["need_GiB"] < 64 and m1["need_GiB"] > 48
+    assert not m1["fits"] and m1["fits_after_raising"] and pd_isna(m1["rank"])
+    assert "iogpu.wired_limit_mb" in m1["message"] and m1["max_users"] == 0
+    # the raised ones come after every ranked machine and before those that cannot hold it
+    order = list(ranked.index)
+    assert order.index("M1 Max") > max(order.index(n) for n in ranked.index
+                                       if not pd_isna(ranked.loc[n, "rank"]))
+    assert order.index("M1 Max") < order.index("RTX 4090")
+    # a made-up Mac that holds it in full memory but not within the default limit
+    mac = buying.Machine(name="mac", vendor="Apple", family="Apple Silicon",
+                         bandwidth_bytes_per_s=400e9, capacity_bytes=60 * GiB,
+                         gpu_limit_bytes=45 * GiB, backend="Metal", prefill_flops=(10e12,))
+    e = buying.estimate(mac, agent)
+    assert not e["fits"] and e["fits_after_raising"]
+    assert f"{math.ceil(e['need_GiB'] * 1024):,} MiB" in e["message"]
+
+
+def pd_isna(v) -> bool:
+    import pandas as pd
+    return bool(pd.isna(v))
 
 
 def test_rankings_follow_what_each_workload_cares_about():
     p = buying.presets()
     agent = buying.rank(p["coding agent"])
     ranked = agent[agent["rank"].notna()]
-    assert ranked["ttft_mid_s"].is_monotonic_increasing
+    assert ranked["ttft_mid_s"].is_monotonic_increasing and ranked["fits"].all()
     chat = buying.rank(p["chat"])
     assert chat[chat["rank"].notna()]["decode_mid_tok_per_s"].is_monotonic_decreasing
     many = buying.rank(p["many users"])
     assert many[many["rank"].notna()]["per_user_mid_tok_per_s"].is_monotonic_decreasing
-    # an 80 GB H100 cannot hold 64 users' caches beside 70 GB of FP8 weights
+    # an 80 GiB H100 cannot hold 64 users' caches beside 66 GiB of FP8 weights
     h100 = many.set_index("machine").loc["H100 SXM"]
     assert not h100["fits"] and "room for" in h100["message"]
 
 
-def test_price_is_the_smallest_recorded_configuration_that_holds_it():
+def test_price_is_the_smallest_recorded_configuration_whose_gpu_holds_it():
     p = buying.presets()
     chat = buying.rank(p["chat"]).set_index("machine")
-    assert chat.loc["M3 Ultra", "price"] == 3999          # the 96 GB configuration
+    assert chat.loc["M3 Ultra", "price"] == 3999          # the 96 GiB configuration
     many = buying.rank(p["many users"]).set_index("machine")
-    assert math.isnan(many.loc["M3 Ultra", "price"])      # needs more than 96 GB
+    assert math.isnan(many.loc["M3 Ultra", "price"])      # needs more than 96 x 3/4 GiB
     assert "no recorded price for a configuration" in many.loc["M3 Ultra", "price_note"]
     assert chat.loc["H100 SXM", "price_note"] == "no vendor price stated"
+    # a 64 GiB Mac's GPU may use 48 GiB by default: enough for the chat preset's 38 GiB
+    assert chat.loc["M2 Ultra", "price"] == 3999
 
 
 @pytest.mark.parametrize("field,value", [("bandwidth_bytes_per_s", 0),
                                          ("bandwidth_bytes_per_s", -1.0),
                                          ("capacity_bytes", 0),
-                                         ("dense_flops_per_s", 0)])
+                                         ("gpu_limit_bytes", 2e11),
+                                         ("backend", "OpenCL"),
+                                         ("roofs", {"fp64": 1e12}),
+                                         ("roofs", {"int8": 0})])
 def test_bad_machine_names_the_field(field, value):
     good = dict(name="x", vendor="y", family=buying.POOLED, bandwidth_bytes_per_s=1e11,
                 capacity_bytes=1e11)
@@ -114,51 +236,131 @@ def test_a_model_that_fits_nowhere_gets_a_clear_message():
     w = buying.Workload("huge", 1000, 100, 1, "Llama-3.1-405B", "F16")
     ranked = buying.rank(w)
     assert ranked["rank"].isna().all()
-    assert ranked["message"].str.contains("does not fit").all()
     with pytest.raises(ValueError, match="no machine in data/ can run this workload"):
         buying.best(w)
     small = buying.Machine(name="laptop", vendor="none", family=buying.POOLED,
-                           bandwidth_bytes_per_s=100e9, capacity_bytes=16e9)
+                           bandwidth_bytes_per_s=100e9, capacity_bytes=16 * GiB)
     e = buying.estimate(small, buying.presets()["chat"])
-    assert not e["fits"] and e["max_users"] == 0
-    assert "does not fit in laptop's 16 GB" in e["message"]
+    assert not e["fits"] and not e["fits_after_raising"] and e["max_users"] == 0
+    assert "does not fit in laptop's 16 GiB" in e["message"]
+    assert math.isnan(e["ttft_bound_s"])                  # no backend, no roof
+
+
+# -- the first-token method against runs it did not see -----------------------------------------
+
+def test_extrapolation_check_is_the_ranking_method():
+    check = buying.extrapolation_check()
+    row = check[(check["machine"] == "DGX Spark") & (check["model"] == "gpt-oss-20b") &
+                (check["depth_tokens"] == 4096)].iloc[0]
+    runs = buying.prefill_runs()
+    eff = np.median(runs[runs["chip"] == "DGX Spark"]["flops_per_s"])
+    model = roofline.Model(name="gpt-oss-20b", params=catalog.params("gpt-oss-20b", active=True),
+                           weight_bytes=1.0, config=catalog.config("gpt-oss-20b"))
+    flops = roofline.step_work(model, prefill=[(4096, 2048)]).flops
+    assert row["predicted_tok_per_s"] == pytest.approx(2048 * eff / flops)
+    assert row["ratio"] == pytest.approx(row["predicted_tok_per_s"] / row["measured_tok_per_s"])
+    assert {"gpt-oss-20b", "gpt-oss-120b", "Qwen2.5-Coder-7B"} <= set(check["model"])
+    assert set(check["backend"]) == {"CUDA", "Metal"}
+    assert check["moe"].any() and (~check["moe"]).any()
+    summary = buying.extrapolation_summary(check).set_index("group")
+    assert summary.loc["all", "runs"] == len(check)
+    assert summary.loc["all", "low"] <= summary.loc["all", "median"] <= summary.loc["all", "high"]
 
 
 # -- the in-page calculator is the same arithmetic ---------------------------------------------
 
+SHOWN = ["Llama-3.3-70B", "Llama-3.1-8B", "gpt-oss-120b"]
+FORMATS = ["Q4_K", "Q4_0", "MXFP4", "Q8_0", "FP8", "F16"]
+MID = {"ttft": "ttft_mid_s", "decode": "decode_mid_tok_per_s",
+       "concurrency": "per_user_mid_tok_per_s"}
+LOW = {"ttft": "ttft_fast_s", "decode": "decode_low_tok_per_s",
+       "concurrency": "per_user_low_tok_per_s"}
 HIGH = {"ttft": "ttft_slow_s", "decode": "decode_high_tok_per_s",
         "concurrency": "per_user_high_tok_per_s"}
+GRID = [  # prompt, answer, users, model, format, rank by
+    (40000, 1000, 1, "Llama-3.3-70B", "Q4_K", "ttft"),       # Macs over their limit
+    (2000, 500, 64, "Llama-3.3-70B", "FP8", "concurrency"),  # 128 GiB Macs over theirs
+    (8000, 500, 1, "gpt-oss-120b", "MXFP4", "decode"),
+    (16000, 2000, 4, "Llama-3.1-8B", "F16", "ttft"),
+    (30000, 200, 8, "Llama-3.3-70B", "Q8_0", "ttft"),
+    (1000, 100, 1, "Llama-3.1-8B", "Q4_0", "concurrency"),
+]
 
 
-@pytest.mark.parametrize("preset", ["coding agent", "chat", "many users"])
-def test_calculator_page_agrees_with_the_library(preset):
-    """Render the chart (no browser: vl-convert runs Vega) at a preset and read each value
-    label's accessible description, which carries the machine and the unrounded value."""
+def _page(preset: str, custom: dict | None = None) -> tuple[dict, list[str]]:
+    """Render the calculator (no browser: vl-convert runs Vega) and read each value label's
+    audit description: every computed value, unrounded, by machine; and the axis order."""
     import vl_convert as vlc
 
     from napkin.figures import buying as charts
 
-    shown = ["Llama-3.3-70B", "Llama-3.1-8B", "gpt-oss-120b"]
-    presets = buying.presets()
-    chart = charts.calculator(buying.calculator_rows(shown), presets,
-                              ["Q4_K", "Q8_0", "FP8", "F16"], shown, default=preset)
+    chart = charts.calculator(buying.calculator_rows(SHOWN, FORMATS), buying.presets(),
+                              FORMATS, SHOWN, default=preset, custom=custom, audit=True)
     svg = vlc.vegalite_to_svg(chart.to_dict() | {"width": 600})
     group = svg[svg.index('class="mark-text role-mark'):]
     group = group[:group.index("</g>")]
     page = {}
     for label in re.findall(r'aria-label="([^"]*)"', group):
-        fields = dict(part.split(": ", 1) for part in label.split("; "))
-        page[fields["machine"]] = float(fields["high"])
-    ranked = buying.rank(presets[preset])
-    top = ranked[ranked["rank"].notna()].set_index("machine")
-    assert sorted(page) == sorted(top.index)
-    for name, value in page.items():
-        assert value == pytest.approx(top.loc[name, HIGH[presets[preset].rank_by]], rel=1e-6)
+        fields = dict(part.split("=", 1) for part in label.split(";"))
+        page[fields["machine"]] = fields
     axis = svg[svg.index('role-axis-label'):]
     order = []
     for t in re.findall(r"<text[^>]*>([^<]*)</text>", axis):
         stem = t.rstrip("…")                     # long labels are cut short with an ellipsis
-        hits = [name for name in page if name == t or (t != stem and name.startswith(stem))]
+        hits = [name for name in page if t in (name, name + charts.RAISED)
+                or (t != stem and (name + charts.RAISED).startswith(stem))]
         if len(hits) == 1:
             order.append(hits[0])
-    assert order == list(top.index)             # sorted as the library ranks
+    return page, order
+
+
+def _num(v: str) -> float:
+    return math.nan if v in ("null", "NaN", "undefined") else float(v)
+
+
+def _agrees(page: dict, ranked, rank_by: str) -> None:
+    shown = ranked[ranked["fits"] | ranked["fits_after_raising"]]
+    shown = shown[shown[MID[rank_by]].notna()].set_index("machine")
+    assert sorted(page) == sorted(shown.index)
+    for name, f in page.items():
+        row = shown.loc[name]
+        assert (f["fits"] == "true") == bool(row["fits"]), name
+        for key, col in (("mid", MID[rank_by]), ("low", LOW[rank_by]),
+                         ("high", HIGH[rank_by]), ("ttft_bound", "ttft_bound_s")):
+            want = row[col]
+            assert (math.isnan(_num(f[key])) and math.isnan(want)) or \
+                _num(f[key]) == pytest.approx(want, rel=1e-6), (name, key)
+        assert _num(f["need"]) == pytest.approx(row["need_GiB"] * GiB, rel=1e-9)
+        price = _num(f["price"])
+        assert (math.isnan(price) and math.isnan(row["price"])) or price == row["price"], name
+
+
+@pytest.mark.parametrize("preset", ["coding agent", "chat", "many users"])
+def test_calculator_page_agrees_with_the_library(preset):
+    page, order = _page(preset)
+    w = buying.presets()[preset]
+    ranked = buying.rank(w)
+    _agrees(page, ranked, w.rank_by)
+    top = list(ranked[ranked["rank"].notna()]["machine"])
+    assert order[:len(top)] == top                        # sorted as the library ranks
+
+
+@pytest.mark.parametrize("prompt,answer,users,model,fmt,rank_by", GRID)
+def test_calculator_page_agrees_on_a_grid(prompt, answer, users, model, fmt, rank_by):
+    page, order = _page("custom", dict(prompt=prompt, output=answer, users=users, model=model,
+                                       fmt=fmt, rank_by=rank_by))
+    ranked = buying.rank(buying.Workload("grid", prompt, answer, users, model, fmt, rank_by))
+    _agrees(page, ranked, rank_by)
+    top = list(ranked[ranked["rank"].notna()]["machine"])
+    assert order[:len(top)] == top
+    raised = set(ranked[ranked["fits_after_raising"]]["machine"]) & set(page)
+    assert set(order[len(top):]) == raised                # faint, last
+
+
+def test_the_grid_reaches_the_new_limit():
+    """At least one grid point puts a Mac between its default GPU limit and its memory."""
+    hits = 0
+    for prompt, answer, users, model, fmt, rank_by in GRID:
+        r = buying.rank(buying.Workload("g", prompt, answer, users, model, fmt, rank_by))
+        hits += int(r["fits_after_raising"].sum())
+    assert hits >= 2

@@ -880,6 +880,10 @@ def coding_agent_prefill_wall() -> Erratum:
     share = apple["ttft_mid_s"] / (apple["ttft_mid_s"] +
                                    agent.output_tokens / apple["decode_mid_tok_per_s"])
     others = top[(top["vendor"] != "Apple") & (top["rank"] > apple["rank"])]["machine"]
+    raised = ranked[ranked["fits_after_raising"]]["machine"]
+    check = buying.extrapolation_check()
+    dense = buying.extrapolation_summary(check).set_index("group").loc["dense"]
+    deepest = int((check["depth_tokens"] + check["prompt_tokens"]).max())
     holds = bool((above["vendor"] != "Apple").all() and share > 0.5)
     return Erratum(
         topic=f"A {agent.prompt_tokens:,}-token coding agent: prefill is the wall, and "
@@ -892,13 +896,21 @@ def coding_agent_prefill_wall() -> Erratum:
                   f"{apple['ttft_mid_s']:.0f} s on the best Apple chip ({apple['machine']}, "
                   f"rank {int(apple['rank'])} of {len(top)}), {share:.0%} of its whole request; "
                   f"every machine above it is an NVIDIA GPU "
-                  f"({', '.join(above['machine'])}); below it only "
-                  f"{', '.join(others) or 'Apple chips'} among the others",
+                  f"({', '.join(above['machine'])}; the H100 and A100 runs count for both "
+                  f"variants, since their sources do not agree on which they are); below it "
+                  f"only {', '.join(others) or 'Apple chips'} among the others"
+                  + (f"; {', '.join(raised)} hold the model only after raising macOS's GPU "
+                     "memory limit and are not ranked" if len(raised) else ""),
         verdict="agrees" if holds else "inconsistent",
         conclusion_holds=holds,
-        explanation="Estimated from the prefill rates published llama.cpp runs reached "
-                    "(chapter 8). Apple's chips are the slowest family at prefill, with AMD's "
-                    "Strix Halo among them rather than clearly ahead.",
+        explanation="Estimated from the prefill rates published llama.cpp pp512 runs of "
+                    "Llama-2-7B reached (chapter 8). The same method predicts measured pp2048 "
+                    f"rates of a dense model at up to {deepest:,} tokens of context at "
+                    f"{dense['low']:.2f}x to {dense['high']:.2f}x the measured rate (median "
+                    f"{dense['median']:.2f}x, {int(dense['runs'])} runs): the seconds are "
+                    "rough, the order of the families holds. Apple's chips are the slowest "
+                    "family at prefill, with AMD's Strix Halo among them rather than clearly "
+                    "ahead.",
         source="https://github.com/ggml-org/llama.cpp/discussions/4167",
         claims=("coding_agent_prompt",),
     )
