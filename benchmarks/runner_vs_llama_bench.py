@@ -16,7 +16,8 @@ import subprocess
 from pathlib import Path
 
 from napkin.measure.probe import default_threads
-from napkin.measure.runner import InProcess, LlamaBench
+from napkin.measure.inprocess import InProcess
+from napkin.measure.llama_bench import LlamaBench
 from napkin.measure.session import FULL, QUICK, stderr_progress, synthetic_model
 
 HERE = Path(__file__).resolve().parent
@@ -48,12 +49,12 @@ def main() -> None:
         for name, runner in (("in-process", inproc), ("llama-bench", bench)):
             out = runner.measure(model, args.n_prompt, args.n_gen, args.reps)
             for kind in ("pp", "tg"):
-                results[name][kind].append(out[kind].tokens_per_s)
-            print(f"pair {i + 1} {name:<12} pp{args.n_prompt} {out['pp'].tokens_per_s:8.1f}  "
-                  f"tg{args.n_gen} {out['tg'].tokens_per_s:7.2f} tok/s", flush=True)
+                results[name][kind].append(getattr(out, kind).tokens_per_s)
+            print(f"pair {i + 1} {name:<12} pp{args.n_prompt} {out.pp.tokens_per_s:8.1f}  "
+                  f"tg{args.n_gen} {out.tg.tokens_per_s:7.2f} tok/s", flush=True)
     print(f"\n{args.format} synthetic model, {info['tensor_bytes'] / 1e6:.0f} MB, {threads} "
           f"threads, {args.pairs} pairs x {args.reps} repetitions; llama.cpp "
-          f"{bench.info()['llama_cpp_version']}")
+          f"{bench.info().llama_cpp_version}")
     for kind in ("pp", "tg"):
         a = statistics.median(results["in-process"][kind])
         b = statistics.median(results["llama-bench"][kind])

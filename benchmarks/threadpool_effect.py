@@ -16,7 +16,7 @@ import ctypes
 import statistics
 from pathlib import Path
 
-from napkin.measure.runner import InProcess
+from napkin.measure.inprocess import InProcess
 from napkin.measure.session import FULL, stderr_progress, synthetic_model
 
 MAX_THREADS = 512  # GGML_MAX_N_THREADS in ggml.h
@@ -63,9 +63,9 @@ def main() -> None:
         for name, runner in runners.items():
             out = runner.measure(model, 512, 64, args.reps)
             for kind in ("pp", "tg"):
-                rates[name][kind].append(out[kind].tokens_per_s)
-            print(f"pair {i + 1} {name:<12} pp512 {out['pp'].tokens_per_s:7.1f}  "
-                  f"tg64 {out['tg'].tokens_per_s:6.2f} tok/s", flush=True)
+                rates[name][kind].append(getattr(out, kind).tokens_per_s)
+            print(f"pair {i + 1} {name:<12} pp512 {out.pp.tokens_per_s:7.1f}  "
+                  f"tg64 {out.tg.tokens_per_s:6.2f} tok/s", flush=True)
     print(f"\nQ8_0 synthetic model, {info['tensor_bytes'] / 1e6:.0f} MB, "
           f"{runners['own threads'].threads} threads, {args.pairs} pairs x {args.reps} reps")
     for kind in ("pp", "tg"):

@@ -13,6 +13,14 @@ import pytest
 
 from napkin import kv_cache_bytes, kvcache
 from napkin.measure import depth, kvalloc, runner, synthetic
+from napkin.measure.inprocess import InProcess
+
+@pytest.fixture(autouse=True)
+def no_reader_settings(monkeypatch):
+    """A reader's own llama-bench or bandwidth setting does not leak into the tests."""
+    monkeypatch.delenv("LLAMA_BENCH", raising=False)
+    monkeypatch.delenv("NAPKIN_BANDWIDTH_GB_PER_S", raising=False)
+
 
 LINE = ("llama_kv_cache: size =    1.50 MiB (  1024 cells,   3 layers,  1/1 seqs), "
         "K (f16):    0.75 MiB, V (f16):    0.75 MiB")
@@ -99,14 +107,20 @@ def test_prediction_falls_faster_with_more_kv_heads():
 
 def test_depth_sweep_measures_each_depth(tmp_path):
     path = synthetic.write(tmp_path / "tiny.gguf", TINY, "Q8_0")
-    out = runner.InProcess(threads=1).depth_sweep(path, [128, 0, 64], 4, 2, flash_attn=False)
-    assert [r.test for r in out["tg"]] == ["tg4", "tg4@d64", "tg4@d128"]
-    assert all(r.tokens_per_s > 0 and len(r.samples) == 2 for r in out["tg"])
-    both = runner.InProcess(threads=1).depth_sweep([path, path], [0, 32], 2, 3)
-    assert len(both) == 2 and all(len(o["tg"]) == 2 and len(o["tg"][1].samples) == 3
-                                  for o in both)
-    with pytest.raises(ValueError, match="depths"):
-        runner.InProcess(threads=1).depth_sweep(path, [-1], 4, 1)
+    inproc = InProcess(threads=1)
+    [out] = inproc.depth_sweep([path], [128, 0, 64], 4, 2, flash_attn=False)
+    assert out.depths == (0, 64, 128)
+    assert [r.test for r in out.tg] == ["tg4", "tg4@d64", "tg4@d128"]
+    assert all(r.tokens_per_s > 0 and len(r.samples) == 2 for r in out.tg)
+    assert out.to_dict()["depths"] == [0, 64, 128]
+    both = inproc.depth_sweep([path, path], [0, 32], 2, 3)
+    assert len(both) == 2 and all(len(o.tg) == 2 and len(o.tg[1].samples) == 3 for o in both)
+    for bad in ([-1], [], [1.5]):
+        with pytest.raises(ValueError, match="depths"):
+            inproc.depth_sweep([path], bad, 4, 1)
+    with pytest.raises(ValueError, match="list of GGUF paths"):
+        inproc.depth_sweep(path, [0], 4, 1)
+    assert runner.check_depths([3, 0, 3]) == [0, 3]
 
 
 def test_depth_run_record_frame_and_sentence(tmp_path, monkeypatch):
@@ -121,6 +135,8 @@ def test_depth_run_record_frame_and_sentence(tmp_path, monkeypatch):
     assert (rel[rel["depth_tokens"] == 0]["relative"] == 1).all()
     words = depth.sentence(record)
     assert "of the GQA model's speed; the bytes alone predict" in words
+    assert "memory probe" in words and record["bandwidth"]["origin"] == "probe"
+    assert record["bandwidth_bytes_per_s"] == record["probe_best_bytes_per_s"]
     assert "GQA" in depth.table(record)
     path = depth.save(record, tmp_path / "results")
     assert path.is_file() and path.name.startswith("depth-")

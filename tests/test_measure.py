@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from napkin import measure
-from napkin.measure import machine, record, runner, session, synthetic
-from napkin.measure.probe import read_bandwidth
+from napkin.measure import machine, record, results, runner, session, synthetic
+from napkin.measure.inprocess import InProcess
+from napkin.measure.llama_bench import LlamaBench, parse_llama_bench_json
+from napkin.measure.probe import KERNELS, read_bandwidth
 
 FIXTURES = Path(__file__).with_name("fixtures")
 TINY = synthetic.Shape(hidden_size=256, num_hidden_layers=1, num_attention_heads=4,
@@ -30,8 +32,11 @@ def tiny_models(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def isolated_results(tmp_path, monkeypatch):
-    """Results of tests go to a temporary folder, never the reader's results/."""
+    """Results of tests go to a temporary folder, never the reader's results/; a reader's
+    own llama-bench or bandwidth setting does not leak into the tests."""
     monkeypatch.setenv("NAPKIN_RESULTS", str(tmp_path / "results"))
+    monkeypatch.delenv("LLAMA_BENCH", raising=False)
+    monkeypatch.delenv("NAPKIN_BANDWIDTH_GB_PER_S", raising=False)
 
 
 # -- synthetic models --------------------------------------------------------------------
@@ -46,16 +51,16 @@ def test_same_seed_same_bytes_different_seed_different(tmp_path, tiny_models):
 @pytest.mark.parametrize("fmt", synthetic.FORMATS)
 def test_synthetic_model_loads_and_file_is_bytes_per_token(tiny_models, fmt):
     path = tiny_models[fmt]
-    inproc = runner.InProcess(threads=1)
+    inproc = InProcess(threads=1)
     model = inproc.load(path)
     try:
         info = inproc.model_info(model)
     finally:
         inproc.llama.llama_model_free(model)
     # Everything after the header is tensor data, and llama.cpp counts exactly that.
-    assert path.stat().st_size - synthetic.data_offset(path) == info["model_bytes"]
-    assert info["model_bytes"] == synthetic.tensor_bytes(TINY, fmt)
-    assert info["n_vocab"] == TINY.vocab_size
+    assert path.stat().st_size - synthetic.data_offset(path) == info.model_bytes
+    assert info.model_bytes == synthetic.tensor_bytes(TINY, fmt)
+    assert info.n_vocab == TINY.vocab_size
 
 
 def test_shape_for_size_lands_near_the_target():
@@ -93,24 +98,30 @@ def test_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
 # -- runners -------------------------------------------------------------------------------
 
 def test_in_process_runner_measures_pp_and_tg(tiny_models):
-    out = runner.InProcess(threads=1).measure(tiny_models["Q8_0"], 16, 8, 2)
-    for kind, n in (("pp", 16), ("tg", 8)):
-        rate = out[kind]
+    inproc = InProcess(threads=1)
+    assert isinstance(inproc, runner.Runner)
+    out = inproc.measure(tiny_models["Q8_0"], 16, 8, 2)
+    assert isinstance(out, results.Measurement)
+    for rate, n in ((out.pp, 16), (out.tg, 8)):
         assert rate.n_tokens == n and rate.tokens_per_s > 0 and len(rate.samples) == 2
         assert rate.tokens_per_s == pytest.approx(sum(rate.samples) / 2)
+    assert out.model.model_bytes == synthetic.tensor_bytes(TINY, "Q8_0")
+    assert results.Measurement.from_dict(json.loads(json.dumps(out.to_dict()))) == out
+    only_tg = inproc.measure(tiny_models["Q8_0"], 0, 4, 1)
+    assert only_tg.pp is None and "pp" not in only_tg.to_dict()
 
 
 def test_summarise_is_mean_of_rates_not_total():
-    rate = runner.summarise("tg4", 4, [1.0, 2.0])
+    rate = results.summarise("tg4", 4, [1.0, 2.0])
     assert rate.tokens_per_s == pytest.approx((4 + 2) / 2)
     assert rate.stddev == pytest.approx(1.41421356, rel=1e-6)
     with pytest.raises(ValueError):
-        runner.summarise("tg4", 4, [])
+        results.summarise("tg4", 4, [])
 
 
 def test_recorded_llama_bench_json_parses():
     text = (FIXTURES / "llama_bench_cpu.json").read_text()
-    rows = runner.parse_llama_bench_json(text)
+    rows = parse_llama_bench_json(text)
     assert {(r["n_prompt"], r["n_gen"]) for r in rows} == {(128, 0), (0, 64)}
     assert all(r["avg_ts"] > 0 and r["model_size"] > 0 for r in rows)
 
@@ -120,7 +131,7 @@ def test_recorded_llama_bench_json_parses():
                                           ('[{"n_prompt": 1}]', "lacks n_gen")])
 def test_llama_bench_garbage_is_explained(text, message):
     with pytest.raises(RuntimeError, match=message):
-        runner.parse_llama_bench_json(text)
+        parse_llama_bench_json(text)
 
 
 def _fake_llama_bench(tmp_path: Path, script: str) -> Path:
@@ -134,22 +145,22 @@ def _fake_llama_bench(tmp_path: Path, script: str) -> Path:
 def test_llama_bench_exiting_nonzero(tmp_path, tiny_models):
     fake = _fake_llama_bench(tmp_path, "echo 'error: failed to load model' >&2; exit 3\n")
     with pytest.raises(RuntimeError, match="status 3: error: failed to load model"):
-        runner.LlamaBench(fake).measure(tiny_models["Q8_0"], 16, 8, 1)
+        LlamaBench(fake).measure(tiny_models["Q8_0"], 16, 8, 1)
 
 
 def test_llama_bench_printing_garbage(tmp_path, tiny_models):
     fake = _fake_llama_bench(tmp_path, "echo 'Segmentation fault'\n")
     with pytest.raises(RuntimeError, match="not JSON.*Segmentation fault"):
-        runner.LlamaBench(fake).measure(tiny_models["Q8_0"], 16, 8, 1)
+        LlamaBench(fake).measure(tiny_models["Q8_0"], 16, 8, 1)
 
 
 def test_missing_llama_bench():
-    with pytest.raises(runner.MeasurementUnavailable, match="--llama-bench"):
-        runner.LlamaBench("/nonexistent/llama-bench")
+    with pytest.raises(results.MeasurementUnavailable, match="--llama-bench"):
+        LlamaBench("/nonexistent/llama-bench")
 
 
 def test_missing_and_corrupt_models(tmp_path):
-    inproc = runner.InProcess(threads=1)
+    inproc = InProcess(threads=1)
     with pytest.raises(ValueError, match="not found"):
         inproc.measure(tmp_path / "nope.gguf", 8, 8, 1)
     (tmp_path / "text.gguf").write_text("hello")
@@ -162,11 +173,12 @@ def test_missing_and_corrupt_models(tmp_path):
 
 def test_no_llama_cpp_installed_says_what_to_do():
     code = ("import sys; sys.modules['llama_cpp'] = None\n"
-            "from napkin.measure import runner\n"
-            "try:\n    runner.InProcess()\n"
-            "except runner.MeasurementUnavailable as e:\n    print(e)\n")
+            "from napkin.measure import inprocess, results\n"
+            "try:\n    inprocess.InProcess()\n"
+            "except results.MeasurementUnavailable as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "llama-cpp-python is not installed" in out.stdout and "make book" in out.stdout
+    assert ".[measure]" in out.stdout
 
 
 def test_cli_without_llama_cpp_fails_cleanly(tmp_path):
@@ -183,20 +195,28 @@ def test_cli_without_llama_cpp_fails_cleanly(tmp_path):
 
 def test_too_little_memory_or_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(machine, "available_memory_bytes", lambda: 10**6)
-    with pytest.raises(runner.MeasurementUnavailable, match="free memory.*--quick"):
+    with pytest.raises(results.MeasurementUnavailable, match="free memory.*--quick"):
         session.ensure_room(tmp_path, 100e6, "a model")
     monkeypatch.setattr(session.shutil, "disk_usage",
                         lambda p: type("U", (), {"free": 10**6})())
-    with pytest.raises(runner.MeasurementUnavailable, match="disk.*NAPKIN_CACHE"):
+    with pytest.raises(results.MeasurementUnavailable, match="disk.*NAPKIN_CACHE"):
         session.ensure_room(tmp_path, 100e6, "a model")
 
 
-def test_probe_reports_spread_and_rejects_tiny_arrays():
+def test_probe_reports_best_median_spread_and_rejects_bad_input():
     result = read_bandwidth(array_bytes=128 * 2**20, passes=3)
-    assert result.best_bytes_per_s >= result.worst_bytes_per_s > 1e8
+    assert result.best_bytes_per_s >= result.median_bytes_per_s >= result.worst_bytes_per_s > 1e8
     assert 0 <= result.spread < 1
+    assert set(result.kernels) == set(KERNELS) and result.kernel in KERNELS
+    assert result.best_bytes_per_s == max(k["best"] for k in result.kernels.values())
+    one = read_bandwidth(array_bytes=64 * 2**20, passes=1, kernels=("sum_f64",))
+    assert one.kernel == "sum_f64" and one.spread == 0
     with pytest.raises(ValueError, match="too small"):
         read_bandwidth(array_bytes=2**20)
+    with pytest.raises(ValueError, match="passes"):
+        read_bandwidth(passes=0)
+    with pytest.raises(ValueError, match="unknown probe kernel"):
+        read_bandwidth(array_bytes=64 * 2**20, kernels=("memcpy",))
 
 
 # -- a quick measurement, end to end ---------------------------------------------------------
@@ -212,6 +232,12 @@ def test_quick_measurement_runs(quick_record):
     assert run["pp"]["tokens_per_s"] > 0 and run["tg"]["tokens_per_s"] > 0
     assert run["probe_best_bytes_per_s"] > 1e9
     assert 0 < run["fraction_of_ceiling"] < 1.5
+    # on the CPU the ceiling is the probe, and the record says so
+    assert quick_record["runner"]["backend"] == "CPU" and quick_record["runner"]["why"]
+    assert run["bandwidth"]["origin"] == "probe"
+    assert run["bandwidth_bytes_per_s"] == run["probe_best_bytes_per_s"]
+    assert run["decode_bytes_per_s"] == pytest.approx(run["tg"]["tokens_per_s"] *
+                                                      run["model_bytes"])
     assert run["model_bytes"] == run["synthetic"]["tensor_bytes"]
     assert quick_record["machine"]["cpu_model"]
     json.dumps(quick_record)  # the record is plain JSON
@@ -223,9 +249,12 @@ def test_results_are_saved_beside_never_over(quick_record, tmp_path):
     assert first != second and first.exists() and second.exists()
     assert record.load(first)["runs"] == quick_record["runs"]
     assert not list(tmp_path.glob(".*partial"))
-    assert "fraction" in record.table(quick_record)
+    table = record.table(quick_record)
+    assert "fraction" in table and "Why     :" in table and "memory probe" in table
     frame = record.frame(quick_record)
     assert frame["family"].eq("This machine (live)").all()
+    assert "memory probe" in record.sentence(quick_record)
+    assert "memory probe" in record.who(quick_record)
 
 
 def test_bad_result_files(tmp_path):

@@ -32,12 +32,15 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
-import pandas as pd
 
+from . import bandwidth as bandwidths
 from . import machine, session
 from .gemm import peak_flops
 from .probe import read_bandwidth
-from .runner import InProcess, MeasurementUnavailable, check_model
+from .batched_report import (bend, bend_sentence, closing_note, efficiency, frame, model_of,
+                             predicted_bend, roof, sentence, who)
+from .inprocess import InProcess
+from .results import MeasurementUnavailable
 
 SCHEMA = "napkin.measure.batched/1"
 
@@ -84,17 +87,14 @@ class BatchedDecoder:
         return self.runner.threads
 
     def info(self) -> dict:
-        return self.runner.info() | {"backend": "CPU", "offloaded_layers": 0}
+        """The runner's record, with the CPU as its backend whatever the binding could use."""
+        return self.runner.info().to_dict() | {
+            "backend": "CPU", "devices": [], "device": "CPU", "offloaded_layers": 0,
+            "why": "batched decode runs on the CPU (no layers offloaded): its prediction uses "
+                   "this CPU's memory probe and llama.cpp's prefill rate on it"}
 
     def load(self, path):
-        path = check_model(path)
-        params = self.llama.llama_model_default_params()
-        params.n_gpu_layers = 0
-        model = self.llama.llama_model_load_from_file(str(path).encode(), params)
-        if not model:
-            raise ValueError(f"llama.cpp could not load {path}: "
-                             f"{self.runner.logs.text()[-400:]}")
-        return model
+        return self.runner.load(path, gpu=False)
 
     def _fill(self, batch, n_seq: int, first_seq: int, per_seq: int, pos: int, n_vocab: int):
         ids = self.rng.integers(0, n_vocab, size=n_seq * per_seq)
@@ -167,7 +167,7 @@ class BatchedDecoder:
         model = self.load(path)
         streams = {}
         try:
-            info = self.runner.model_info(model)
+            info = self.runner.model_info(model).to_dict()
             n_vocab = info["n_vocab"]
             per_seq = n_prompt + 1 + reps * n_steps
             for b in batches:
@@ -227,6 +227,7 @@ def run(plan: BatchPlan = QUICK, threads: int | None = None,
     progress(f"measuring llama.cpp's own matmul rate (pp{plan.kernel_tokens} on the same model)")
     pp = decoder.prefill(path, plan.kernel_tokens, plan.reps)
     after = read_bandwidth(threads=decoder.threads)
+    used = bandwidths.of_probe(before, after, machine.cpu_model())
     progress("done")
     per_token = _prefill_flops_per_token(synthetic_info, info, plan.kernel_tokens)
     return {
@@ -236,7 +237,7 @@ def run(plan: BatchPlan = QUICK, threads: int | None = None,
         "machine": machine.describe(decoder.threads), "runner": decoder.info(),
         "model": {"path": str(path), "synthetic": synthetic_info, **info},
         "probe_before": before.to_dict(), "probe_after": after.to_dict(),
-        "bandwidth_bytes_per_s": max(before.best_bytes_per_s, after.best_bytes_per_s),
+        "bandwidth_bytes_per_s": used.bytes_per_s, "bandwidth": used.to_dict(),
         "gemm": gemm.to_dict(),
         "kernel": {"rate": pp.to_dict(), "flops_per_token": per_token,
                    "flops_per_s": pp.tokens_per_s * per_token,
@@ -267,158 +268,6 @@ def live(plan: BatchPlan = QUICK, **kwargs) -> dict | None:
     return record
 
 
-# -- the prediction and the bend ---------------------------------------------------------------
-
-def roof(record: dict):
-    """This machine's roof for the kernels that ran: llama.cpp's own prefill rate on the same
-    model (its quantized matmuls, every weight reused by every prompt token) and the probe's
-    bandwidth. Records from before that measurement fall back to the float32 GEMM peak."""
-    from ..roofline import Roof
-
-    kind = record["kernel"]["kind"] if "kernel" in record else record["gemm"]["kind"]
-    return Roof(name=machine.label(record["machine"]), flops_per_s=record["flops_per_s"],
-                bandwidth_bytes_per_s=record["bandwidth_bytes_per_s"], flops_kind=kind)
-
-
-def model_of(record: dict):
-    """The measured model as :class:`napkin.roofline.Model`: llama.cpp's own byte and
-    parameter counts, and the synthetic shape's config for its KV cache (F16 cache)."""
-    from ..roofline import Model
-    from .synthetic import Shape
-
-    m = record["model"]
-    shape = Shape(**m["synthetic"]["shape"])
-    return Model(name=f"synthetic {m['synthetic']['format']}", params=m["model_params"],
-                 weight_bytes=m["model_bytes"], config=shape.config())
-
-
-def frame(record: dict | None) -> pd.DataFrame:
-    """Measured and predicted tokens/s per batch (empty when there was no measurement)."""
-    cols = ["batch", "tokens_per_s", "stddev", "predicted_tokens_per_s",
-            "memory_bound_tokens_per_s", "compute_bound_tokens_per_s", "intensity", "bound"]
-    if record is None:
-        return pd.DataFrame(columns=cols)
-    from ..roofline import decode_step
-
-    r, m = roof(record), model_of(record)
-    rows = []
-    for p in record["points"]:
-        s = decode_step(m, r, p["batch"], p["context_tokens"])
-        rows.append({"batch": p["batch"], "tokens_per_s": p["tokens_per_s"], "stddev": p["stddev"],
-                     "predicted_tokens_per_s": s.tokens_per_s,
-                     "memory_bound_tokens_per_s": s.batch * r.bandwidth_bytes_per_s / s.bytes,
-                     "compute_bound_tokens_per_s": s.batch * r.flops_per_s / s.flops,
-                     "intensity": s.intensity, "bound": s.bound})
-    return pd.DataFrame(rows, columns=cols)
-
-
-def bend(batches, tokens_per_s) -> float:
-    """Where a throughput curve turns from rising to flat, as a batch size.
-
-    The two-line reading of the roofline: the line through the batch-1 point rising in
-    proportion to batch (memory-bound: one weight read per step, whatever the batch)
-    meets the plateau (the highest throughput reached) at ``max / rate(1)``.
-    """
-    df = pd.DataFrame({"batch": list(batches), "tps": list(tokens_per_s)})
-    if df.empty or (df["tps"] <= 0).any():
-        raise ValueError("need positive throughputs to find the bend")
-    one = df[df["batch"] == 1]
-    if one.empty:
-        raise ValueError("the curve needs a batch-1 point to find its bend")
-    return float(df["tps"].max() / one["tps"].iloc[0])
-
-
-def predicted_bend(record: dict) -> float:
-    """The batch at which the prediction turns compute-bound (this machine's ridge)."""
-    from ..roofline import batch_to_ridge
-
-    m = model_of(record)
-    context = record["points"][0]["context_tokens"]
-    return batch_to_ridge(m, roof(record).ridge, context)
-
-
-def sentence(record: dict | None) -> str:
-    """One Markdown sentence on the live batched run (numbers computed, not typed)."""
-    if record is None:
-        return ("This page was built where llama.cpp could not run, so there is no live batch "
-                "curve; run the notebook on your machine to draw yours.")
-    df = frame(record)
-    r = roof(record)
-    measured, predicted = bend(df["batch"], df["tokens_per_s"]), predicted_bend(record)
-    top = df.loc[df["tokens_per_s"].idxmax()]
-    gemm = record["gemm"]["best_flops_per_s"]
-    return (f"On the machine that built this page ({machine.label(record['machine'])}) "
-            f"llama.cpp prefilled the same model at **{r.flops_per_s / 1e9:,.0f} GFLOP/s** "
-            f"({r.flops_kind}; a {record['gemm']['n']}-wide float32 matmul through numpy ran at "
-            f"{gemm / 1e9:,.0f}, {_times(gemm, r.flops_per_s)}) and the probe read memory "
-            f"at **{r.bandwidth_bytes_per_s / 1e9:,.1f} GB/s**, a ridge point of "
-            f"**{r.ridge:,.1f} FLOP/byte**. Decoding one sequence gave "
-            f"**{df['tokens_per_s'].iloc[0]:,.0f} tokens/s**; the best batch, "
-            f"{int(top['batch'])}, gave **{top['tokens_per_s']:,.0f} tokens/s** in all. The "
-            f"measured curve bends at a batch of about **{measured:,.1f}**; the roofline "
-            f"predicts **{predicted:,.1f}**.")
-
-
-def who(record: dict | None) -> str:
-    """The label a live figure carries."""
-    if record is None:
-        return "no live measurement (llama.cpp unavailable where this page was built)"
-    return f"{machine.label(record['machine'])}, llama.cpp on the CPU"
-
-
-def efficiency(record: dict) -> dict:
-    """How close llama.cpp came to each side of the roof: batch 1 against the memory bound,
-    the best batch against the compute bound. The measured bend sits where the prediction
-    does, moved by the ratio of the two."""
-    df = frame(record)
-    one = df[df["batch"] == 1].iloc[0]
-    best = df.loc[df["tokens_per_s"].idxmax()]
-    return {"memory_fraction": one["tokens_per_s"] / one["memory_bound_tokens_per_s"],
-            "compute_fraction": best["tokens_per_s"] / best["compute_bound_tokens_per_s"],
-            "best_batch": int(best["batch"])}
-
-
-def bend_sentence(record: dict | None) -> str:
-    """Where the measured curve bends against the prediction, and what that says."""
-    if record is None:
-        return "There is no live batch curve on this page."
-    df = frame(record)
-    measured = bend(df["batch"], df["tokens_per_s"])
-    predicted = predicted_bend(record)
-    eff = efficiency(record)
-    text = (f"Its measured batch curve bends at a batch of about **{measured:.1f}**, where the "
-            f"roofline predicts **{predicted:.1f}**. At batch 1 llama.cpp reached "
-            f"{eff['memory_fraction']:.0%} of the memory bound, and at its best batch "
-            f"({eff['best_batch']}) {eff['compute_fraction']:.0%} of the compute bound; the "
-            f"bend moves from the prediction by the ratio of those two fractions.")
-    if measured < 0.5 * predicted:
-        text += (" Batched decode stops scaling well before the roof of its own kernels: "
-                 "llama.cpp's prefill shows this machine can run these matmuls far faster "
-                 "than decode at any batch here did, so something the roofline's two "
-                 "resources leave out caps it (plausibly the small-batch matmul path, which "
-                 "is not the tiled one a long prefill uses).")
-    return text
-
-
-def _times(a: float, b: float) -> str:
-    """``a`` relative to ``b`` in words: "2.1x less" or "1.3x more"."""
-    return f"{b / a:.1f}x less" if a <= b else f"{a / b:.1f}x more"
-
-
-def closing_note(record: dict | None, pp_record: dict | None, essay_gap: float,
-                 reference_ridge: float, reference: str = "an H100") -> str:
-    """Chapter 3's closing paragraph: this machine's prefill/decode gap (from a
-    :func:`napkin.measure.live` record), its ridge point, and where its batch curve bends."""
-    from ..phases import live_ratio
-
-    gap = live_ratio(pp_record)
-    if record is None or gap.empty:
-        return ("llama.cpp could not run where this page was built, so this machine's gap, "
-                "ridge point and batch curve are missing; run the notebooks on yours.")
-    r = roof(record)
-    g = gap.iloc[0]
-    return (f"The machine that built this page ({g['machine']}) prefills **{g['ratio']:.1f}x** "
-            f"faster than it decodes ({g['protocol']}), against the essay's {essay_gap:.0f}x "
-            f"on DGX Spark. Its ridge point is **{r.ridge:.1f} FLOP/byte** ({r.flops_kind}, "
-            f"over the probed bandwidth), against {reference_ridge:.0f} for {reference}. "
-            + bend_sentence(record))
+__all__ = ["BatchPlan", "QUICK", "FULL", "BatchedDecoder", "run", "live", "bend", "bend_sentence",
+           "closing_note", "efficiency", "frame", "model_of", "predicted_bend", "roof",
+           "sentence", "who"]

@@ -7,7 +7,7 @@ import json
 import sys
 
 from . import record as records
-from .runner import MeasurementUnavailable
+from .results import MeasurementUnavailable
 from .session import FULL, QUICK, quiet, run, stderr_progress
 
 
@@ -19,12 +19,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(e.g. llama-2-7b.Q4_0.gguf)")
     p.add_argument("--llama-bench", metavar="PATH",
                    help="a llama-bench binary to use (a Metal or CUDA build, say); by default "
-                        "one on PATH, else llama.cpp in-process through llama-cpp-python")
+                        "$LLAMA_BENCH, else one on PATH, else llama.cpp in-process through "
+                        "llama-cpp-python")
     p.add_argument("--threads", type=int, metavar="N", help="threads (default: all cores)")
     p.add_argument("--reps", type=int, metavar="N", help="repetitions per test")
     p.add_argument("--bandwidth", type=float, metavar="GB_PER_S",
-                   help="use this bandwidth for the ceiling instead of the CPU memory probe "
-                        "(needed when llama.cpp runs on a GPU)")
+                   help="use this bandwidth for the ceiling instead of the GPU's spec or the "
+                        "CPU memory probe (needed on a GPU that data/hardware_specs.csv lacks; "
+                        "also $NAPKIN_BANDWIDTH_GB_PER_S)")
     p.add_argument("--json", action="store_true", help="print the result record as JSON")
     p.add_argument("--out", metavar="DIR", help="where to save the result (default: results/)")
 
@@ -45,7 +47,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     try:
         result = run(plan, model=args.model, llama_bench=args.llama_bench, threads=args.threads,
-                     bandwidth_bytes_per_s=args.bandwidth * 1e9 if args.bandwidth else None,
+                     bandwidth_gb_per_s=args.bandwidth,
                      progress=stderr_progress if not args.json else quiet)
     except (MeasurementUnavailable, ValueError, RuntimeError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -10,7 +10,8 @@ measurement:
 
     predicted tg = bandwidth / (weight bytes + KV cache bytes at that depth)
 
-with the bandwidth from the memory probe taken right before and after.
+with the bandwidth of the backend that ran (:mod:`.bandwidth`): a GPU's vendor figure, or
+on the CPU the memory probe taken right before and after.
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from dataclasses import asdict, dataclass, replace
 import pandas as pd
 
 from .. import kvcache
+from . import bandwidth as bandwidths
 from . import machine, synthetic
 from .probe import read_bandwidth
-from .runner import InProcess, MeasurementUnavailable, depth_sweep_by_runs
-from .session import Progress, cache_dir, ensure_room, make_runner, quiet
+from .record import backend_label, bandwidth_label
+from .results import MeasurementUnavailable
+from .runner import make_runner
+from .session import Progress, cache_dir, ensure_room, quiet
 
 SCHEMA = "napkin.depth/1"
 
@@ -87,38 +91,45 @@ def _model(shape: synthetic.Shape, fmt: str, progress: Progress):
 
 
 def run(plan: DepthPlan = QUICK, *, llama_bench: str | None = None, threads: int | None = None,
-        progress: Progress = quiet) -> dict:
-    """Measure tg at every depth of ``plan`` for the MHA and the GQA model."""
+        bandwidth_gb_per_s: float | None = None, progress: Progress = quiet) -> dict:
+    """Measure tg at every depth of ``plan`` for the MHA and the GQA model, with whichever
+    runner :func:`napkin.measure.runner.make_runner` picks."""
     runner = make_runner(llama_bench, threads)
+    backend = runner.backend()
+    fixed = None if backend is None else bandwidths.for_run(backend, bandwidth_gb_per_s)
     mha, gqa = matched_pair(plan.base, plan.gqa_kv_heads)
     models = []
     for label, shape in (("MHA", mha), ("GQA", gqa)):
         models.append({"attention": label, "shape": asdict(shape), "config": shape.config(),
                        "path": _model(shape, plan.weight_format, progress)})
-    before = read_bandwidth(threads=runner.threads, passes=5)
+    probing = backend is None or not backend.gpu
+    before = read_bandwidth(threads=runner.threads, passes=5) if probing else None
     progress(f"MHA and GQA, alternating: tg{plan.n_gen} at depths "
-             f"{', '.join(map(str, plan.depths))}")
-    if isinstance(runner, InProcess):
-        outs = runner.depth_sweep([m["path"] for m in models], list(plan.depths), plan.n_gen,
-                                  plan.reps, flash_attn=plan.flash_attn)
-    else:  # llama-bench: one run per model and depth, its own flash-attention default
-        outs = [depth_sweep_by_runs(runner, m["path"], plan.depths, plan.n_gen, plan.reps)
-                for m in models]
-    for m, out in zip(models, outs):
-        m["model_bytes"] = out["model"]["model_bytes"]
-        m["tg"] = [rate.to_dict() for rate in out["tg"]]
+             f"{', '.join(map(str, plan.depths))} ({runner.name})")
+    sweeps = runner.depth_sweep([m["path"] for m in models], plan.depths, plan.n_gen,
+                                plan.reps, flash_attn=plan.flash_attn)
+    for m, sweep in zip(models, sweeps):
+        m["model_bytes"] = sweep.model.model_bytes
+        m["tg"] = [rate.to_dict() for rate in sweep.tg]
         m["path"] = str(m["path"])
-    after = read_bandwidth(threads=runner.threads, passes=5)
-    best = max(before.best_bytes_per_s, after.best_bytes_per_s)
-    worst = min(before.worst_bytes_per_s, after.worst_bytes_per_s)
-    return {
+    after = read_bandwidth(threads=runner.threads, passes=5) if probing else None
+    if backend is None:  # a llama-bench without --list-devices: its JSON says now
+        fixed = bandwidths.for_run(runner.backend(), bandwidth_gb_per_s)
+    used = fixed or bandwidths.of_probe(before, after, machine.cpu_model())
+    record = {
         "schema": SCHEMA,
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "mode": plan.mode, "plan": {**asdict(plan), "base": asdict(plan.base)},
-        "machine": machine.describe(runner.threads), "runner": runner.info(),
-        "probe_best_bytes_per_s": best, "probe_spread": 1 - worst / best,
+        "machine": machine.describe(runner.threads), "runner": runner.info().to_dict(),
+        "bandwidth_bytes_per_s": used.bytes_per_s, "bandwidth": used.to_dict(),
         "models": models,
     }
+    if before is not None and after is not None:
+        best = max(before.best_bytes_per_s, after.best_bytes_per_s)
+        record |= {"probe_best_bytes_per_s": best,
+                   "probe_spread": 1 - min(before.worst_bytes_per_s,
+                                           after.worst_bytes_per_s) / best}
+    return record
 
 
 def kv_read_bytes(config: dict, depth: int, n_gen: int, max_depth: int,
@@ -141,7 +152,7 @@ def frame(record: dict | None) -> pd.DataFrame:
     if record is None:
         return pd.DataFrame(columns=columns)
     plan = record["plan"]
-    bandwidth = record["probe_best_bytes_per_s"]
+    bandwidth = record.get("bandwidth_bytes_per_s", record.get("probe_best_bytes_per_s"))
     rows = []
     for m in record["models"]:
         for depth, rate in zip(sorted(plan["depths"]), m["tg"]):
@@ -178,8 +189,8 @@ def sentence(record: dict | None) -> str:
     predicted = last["bytes_per_token"]["GQA"] / last["bytes_per_token"]["MHA"]
     measured = last["tokens_per_s"]["MHA"] / last["tokens_per_s"]["GQA"]
     return (f"On the machine that built this page ({machine.label(record['machine'])}, "
-            f"{record['runner']['backend']}, memory probe "
-            f"{record['probe_best_bytes_per_s'] / 1e9:.1f} GB/s), the MHA model went from "
+            f"llama.cpp's {backend_label(record)} backend, ceiling bandwidth "
+            f"{bandwidth_label(record)}), the MHA model went from "
             f"**{first['MHA']:.1f}** to **{last['tokens_per_s']['MHA']:.1f} tokens/s** between "
             f"an empty context and {deepest:,} tokens deep, the GQA model from "
             f"**{first['GQA']:.1f}** to **{last['tokens_per_s']['GQA']:.1f} tokens/s**. At that "
@@ -279,9 +290,10 @@ def save(record: dict, directory=None):
 def table(record: dict) -> str:
     """The summary ``python -m napkin depth`` prints."""
     df = frame(record)
-    lines = [f"Machine : {machine.label(record['machine'])}, {record['runner']['backend']}, "
-             f"memory probe {record['probe_best_bytes_per_s'] / 1e9:.1f} GB/s "
-             f"(spread {record['probe_spread']:.0%})", ""]
+    spread = (f", probe spread {record['probe_spread']:.0%}" if "probe_spread" in record else "")
+    lines = [f"Machine : {machine.label(record['machine'])}, {backend_label(record)}",
+             f"Ceiling : {bandwidth_label(record)}{spread}: "
+             f"{record.get('bandwidth', {}).get('source', 'memory probe')}", ""]
     head = (f"{'model':<6}{'depth':>8}{'bytes/token':>14}{'tg tok/s':>18}{'napkin':>9}"
             f"{'fraction':>10}")
     lines += [head, "-" * len(head)]
@@ -290,7 +302,7 @@ def table(record: dict) -> str:
                      f"{r['bytes_per_token'] / 1e6:>11,.0f} MB"
                      f"{r['tokens_per_s']:>11,.1f} ±{r['stddev']:>5.1f}"
                      f"{r['predicted_tokens_per_s']:>9,.0f}{r['fraction_of_ceiling']:>10.0%}")
-    lines += ["", "napkin = probe bandwidth / (weights + the KV cache llama.cpp reads, averaged "
+    lines += ["", "napkin = bandwidth / (weights + the KV cache llama.cpp reads, averaged "
               "over the timed tokens); tg: mean ± sample stddev of per-repetition tokens/s."]
     return "\n".join(lines)
 

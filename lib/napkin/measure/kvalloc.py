@@ -31,7 +31,8 @@ import pandas as pd
 
 from .. import kvcache
 from . import synthetic
-from .runner import InProcess, MeasurementUnavailable
+from .inprocess import InProcess
+from .results import MeasurementUnavailable
 
 QUARTER_MIB = 2**18
 #: llama.cpp pads the number of cells to a multiple of this.

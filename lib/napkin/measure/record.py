@@ -12,11 +12,13 @@ from . import machine
 
 
 def results_dir() -> Path:
-    """``$NAPKIN_RESULTS``, else ``results/`` at the repository root (git-ignored)."""
+    """``$NAPKIN_RESULTS``, else ``results/`` at the repository root (git-ignored), or in the
+    current folder when napkin was installed without the repository."""
     override = os.environ.get("NAPKIN_RESULTS")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "results"
+    root = Path(__file__).resolve().parents[3]
+    return (root if (root / "pyproject.toml").is_file() else Path.cwd()) / "results"
 
 
 def save(record: dict, directory: Path | None = None) -> Path:
@@ -49,6 +51,14 @@ def load(path: str | Path) -> dict:
     return record
 
 
+def _name(run: dict) -> str:
+    return f"synthetic {run['format']}" if run["synthetic"] else Path(run["model_path"]).name
+
+
+def _get(run: dict, kind: str, key: str) -> float:
+    return run[kind][key] if kind in run else float("nan")
+
+
 def frame(record: dict | None) -> pd.DataFrame:
     """One row per model run, in the columns of :mod:`napkin.published` (family 'live');
     empty when there was no measurement."""
@@ -58,28 +68,49 @@ def frame(record: dict | None) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
     rows = []
     for run in record["runs"]:
-        what = f"synthetic {run['format']}" if run["synthetic"] else Path(run["model_path"]).name
         rows.append({
-            "machine": f"{machine.label(record['machine'])} ({what}, live)",
+            "machine": f"{machine.label(record['machine'])} ({_name(run)}, live)",
             "family": "This machine (live)", "quant": run["format"],
             "bandwidth_bytes_per_s": run["bandwidth_bytes_per_s"],
             "bytes_per_token": run["model_bytes"],
-            "tokens_per_s": run["tg"]["tokens_per_s"] if "tg" in run else float("nan"),
+            "tokens_per_s": _get(run, "tg", "tokens_per_s"),
             "ceiling_tokens_per_s": run["ceiling_tokens_per_s"],
             "fraction_of_ceiling": run.get("fraction_of_ceiling", float("nan")),
             "confidence": "measured here", "source_url": "live measurement (results/)",
-            "pp_tokens_per_s": run["pp"]["tokens_per_s"] if "pp" in run else float("nan"),
-            "tg_stddev": run["tg"]["stddev"] if "tg" in run else float("nan"),
-            "probe_spread": run["probe_spread"],
+            "pp_tokens_per_s": _get(run, "pp", "tokens_per_s"),
+            "tg_stddev": _get(run, "tg", "stddev"),
+            "probe_spread": run.get("probe_spread", float("nan")),
+            "bandwidth_origin": bandwidth_label(run),
         })
     return pd.DataFrame(rows)
 
 
+def bandwidth_label(entry: dict) -> str:
+    """Which bandwidth a run (or a depth record) used and where from: ``33.1 GB/s (memory
+    probe)``, ``1,008.0 GB/s (RTX 4090, vendor spec)``. Records from before the label say
+    what their own fields say."""
+    if "bandwidth" in entry:
+        return entry["bandwidth"]["label"]
+    value = entry.get("bandwidth_bytes_per_s", entry.get("probe_best_bytes_per_s"))
+    given = "command line" in entry.get("bandwidth_source", "")
+    return f"{value / 1e9:,.1f} GB/s ({'given by hand' if given else 'memory probe'})"
+
+
+def backend_label(record: dict) -> str:
+    """``CPU`` or ``CUDA on NVIDIA GeForce RTX 4090``."""
+    r = record["runner"]
+    devices = r.get("devices") or []
+    return f"{r['backend']} on {', '.join(devices)}" if devices else r["backend"]
+
+
 def who(record: dict | None) -> str:
-    """The label a live figure carries: which machine and backend measured it."""
+    """The label a live figure carries: which machine, backend and ceiling bandwidth measured
+    it (a :func:`napkin.measure.live` or :func:`napkin.measure.depth.live` record)."""
     if record is None:
         return "no live measurement (llama.cpp unavailable where this page was built)"
-    return f"{machine.label(record['machine'])}, {record['runner']['backend']}"
+    entry = record["runs"][0] if "runs" in record else record
+    return (f"{machine.label(record['machine'])}, {backend_label(record)}, ceiling "
+            f"{bandwidth_label(entry)}")
 
 
 def table(record: dict) -> str:
@@ -87,23 +118,33 @@ def table(record: dict) -> str:
     m, r = record["machine"], record["runner"]
     lines = [f"Machine : {m['cpu_model']} ({m['threads_used']} of {m['logical_cpus']} logical "
              f"CPUs), {m['os']}",
-             f"Runner  : {r['runner']}, llama.cpp {r['llama_cpp_version']}, backend {r['backend']}",
-             ""]
-    head = (f"{'model':<22}{'bytes/token':>13}{'probe GB/s':>12}{'spread':>8}"
-            f"{'pp tok/s':>16}{'tg tok/s':>16}{'ceiling':>10}{'fraction':>10}")
+             f"Runner  : {r['runner']}, llama.cpp {r['llama_cpp_version']}, backend "
+             f"{backend_label(record)}"]
+    if r.get("why"):
+        lines.append(f"Why     : {r['why']}")
+    first = record["runs"][0]
+    lines += [f"Ceiling : {bandwidth_label(first)}: "
+              f"{first.get('bandwidth', {}).get('source', first['bandwidth_source'])}", ""]
+    head = (f"{'model':<22}{'bytes/token':>13}{'GB/s used':>11}{'probe spread':>13}"
+            f"{'pp tok/s':>16}{'tg tok/s':>16}{'ceiling':>10}{'fraction':>10}{'decode GB/s':>13}")
     lines += [head, "-" * len(head)]
     for run in record["runs"]:
-        name = f"synthetic {run['format']}" if run["synthetic"] else Path(run["model_path"]).name
         pp, tg = run.get("pp"), run.get("tg")
+        spread = run.get("probe_spread")
+        decode = run.get("decode_bytes_per_s")
         lines.append(
-            f"{name[:21]:<22}{run['model_bytes'] / 1e6:>10,.1f} MB"
-            f"{run['probe_best_bytes_per_s'] / 1e9:>12.1f}{run['probe_spread']:>8.0%}"
+            f"{_name(run)[:21]:<22}{run['model_bytes'] / 1e6:>10,.1f} MB"
+            f"{run['bandwidth_bytes_per_s'] / 1e9:>11,.1f}"
+            + (f"{spread:>13.0%}" if spread is not None else f"{'-':>13}")
             + (f"{pp['tokens_per_s']:>9,.1f} ±{pp['stddev']:>5.1f}" if pp else f"{'-':>16}")
             + (f"{tg['tokens_per_s']:>9,.1f} ±{tg['stddev']:>5.1f}" if tg else f"{'-':>16}")
             + f"{run['ceiling_tokens_per_s']:>10,.1f}"
-            + (f"{run['fraction_of_ceiling']:>10.0%}" if "fraction_of_ceiling" in run else ""))
-    lines += ["", "ceiling = bandwidth / bytes per token; fraction = measured tg / ceiling. "
-              "pp and tg: mean ± sample stddev of per-repetition tokens/s."]
+            + (f"{run['fraction_of_ceiling']:>10.0%}" if "fraction_of_ceiling" in run else
+               f"{'-':>10}")
+            + (f"{decode / 1e9:>13,.1f}" if decode else ""))
+    lines += ["", "ceiling = bandwidth / bytes per token; fraction = measured tg / ceiling; "
+              "decode GB/s = bytes per token x tg. pp and tg: mean ± sample stddev of "
+              "per-repetition tokens/s."]
     return "\n".join(lines)
 
 
@@ -114,10 +155,20 @@ def sentence(record: dict | None, run_index: int = 0) -> str:
                 "published figures are shown; run `make measure` on yours.")
     run = record["runs"][run_index]
     tg = run["tg"]
-    return (f"The machine that built this page ({machine.label(record['machine'])}, "
-            f"{record['runner']['backend']} backend) read memory at "
-            f"**{run['bandwidth_bytes_per_s'] / 1e9:.1f} GB/s** in the probe "
-            f"(passes varied by {run['probe_spread']:.0%}), which puts the ceiling for its "
+    where = (f"The machine that built this page ({machine.label(record['machine'])}, "
+             f"llama.cpp's {backend_label(record)} backend)")
+    origin = run.get("bandwidth", {}).get("origin", "given" if "command line" in
+                                          run.get("bandwidth_source", "") else "probe")
+    if origin == "probe":
+        probe = max((run.get("probe_before", {}), run.get("probe_after", {})),
+                    key=lambda p: p.get("best_bytes_per_s", 0))
+        how = f", {probe['kernel']} kernel" if "kernel" in probe else ""
+        bandwidth = (f"read memory at **{run['bandwidth_bytes_per_s'] / 1e9:.1f} GB/s** in the "
+                     f"memory probe (best pass{how}; passes varied by {run['probe_spread']:.0%})")
+    else:
+        bandwidth = (f"is held against **{bandwidth_label(run)}** "
+                     f"({run.get('bandwidth', {}).get('source', run['bandwidth_source'])})")
+    return (f"{where} {bandwidth}, which puts the ceiling for its "
             f"{run['model_bytes'] / 1e6:,.0f} MB synthetic {run['format']} model at "
             f"**{run['ceiling_tokens_per_s']:,.0f} tokens/s**. llama.cpp generated "
             f"**{tg['tokens_per_s']:,.1f} ± {tg['stddev']:.1f} tokens/s**, "

@@ -1,7 +1,10 @@
-"""One measurement session: probe, model, pp and tg, probe again, for each model.
+"""One measurement session: for each model, pp and tg, and the ceiling they are held against.
 
 A :class:`Plan` says what to run; :func:`run` runs it and returns a result
-record (a plain dict, the JSON that :mod:`napkin.measure.record` saves).
+record (a plain dict, the JSON that :mod:`napkin.measure.record` saves). The
+ceiling's bandwidth follows the backend that ran (:mod:`.bandwidth`): a GPU's
+vendor figure, or on the CPU the memory probe taken right before and after each
+model.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
+from . import bandwidth as bandwidths
 from . import machine, synthetic
-from .probe import read_bandwidth
-from .runner import InProcess, LlamaBench, MeasurementUnavailable
+from .probe import ProbeResult, read_bandwidth
+from .results import Measurement, MeasurementUnavailable
+from .runner import check_model, make_runner
 
 SCHEMA = "napkin.measure/1"
 Progress = Callable[[str], None]
@@ -92,46 +97,50 @@ def synthetic_model(fmt: str, target_bytes: float, seed: int = 0,
     return path, {"format": fmt, "seed": seed, "shape": asdict(shape), "tensor_bytes": size}
 
 
-def make_runner(llama_bench: str | None, threads: int | None):
-    """A llama-bench given or on PATH (a reader's GPU build); else llama.cpp in-process."""
-    binary = llama_bench or shutil.which("llama-bench")
-    if binary:
-        return LlamaBench(binary, threads=threads)
-    return InProcess(threads=threads)
+def _targets(plan: Plan, model, progress: Progress) -> tuple[Plan, list[tuple[Path, dict | None]]]:
+    """The models to measure: one real GGUF (checked against free memory) or the plan's
+    synthetic ones, written if missing."""
+    if model is None:
+        return plan, [synthetic_model(fmt, plan.model_bytes(), progress=progress)
+                      for fmt in plan.formats]
+    path = check_model(model)
+    memory = machine.available_memory_bytes()
+    if memory is not None and memory < path.stat().st_size * 1.2:
+        raise MeasurementUnavailable(
+            f"{path.name} is {path.stat().st_size / 1e9:.2f} GB but only "
+            f"{memory / 1e9:.2f} GB of memory is available")
+    return replace(plan, mode=f"{plan.mode}, real model"), [(path, None)]
 
 
 def run(plan: Plan = QUICK, *, model: str | Path | None = None, llama_bench: str | None = None,
-        threads: int | None = None, bandwidth_bytes_per_s: float | None = None,
+        threads: int | None = None, bandwidth_gb_per_s: float | None = None,
         progress: Progress = stderr_progress) -> dict:
-    """Run ``plan`` (or one real GGUF given as ``model``) and return the result record."""
+    """Run ``plan`` (or one real GGUF given as ``model``) and return the result record.
+
+    ``bandwidth_gb_per_s`` replaces the ceiling's bandwidth (else ``$NAPKIN_BANDWIDTH_GB_PER_S``,
+    else the GPU's spec or the CPU probe). An unknown GPU fails here, before any run, with
+    the fix in the message (:class:`napkin.measure.bandwidth.UnknownDevice`)."""
     runner = make_runner(llama_bench, threads)
-    targets: list[tuple[Path, dict | None]] = []
-    if model is not None:
-        from .runner import check_model
-
-        path = check_model(model)
-        memory = machine.available_memory_bytes()
-        if memory is not None and memory < path.stat().st_size * 1.2:
-            raise MeasurementUnavailable(
-                f"{path.name} is {path.stat().st_size / 1e9:.2f} GB but only "
-                f"{memory / 1e9:.2f} GB of memory is available")
-        targets.append((path, None))
-        plan = replace(plan, mode=f"{plan.mode}, real model")
-    else:
-        for fmt in plan.formats:
-            targets.append(synthetic_model(fmt, plan.model_bytes(), progress=progress))
-
+    backend = runner.backend()
+    fixed = None if backend is None else bandwidths.for_run(backend, bandwidth_gb_per_s)
+    plan, targets = _targets(plan, model, progress)
+    progress(f"runner: {runner.info().why}")
     runs = []
     for i, (path, synthetic_info) in enumerate(targets, 1):
-        label = synthetic_info["format"] if synthetic_info else path.name
-        progress(f"[{i}/{len(targets)}] {label}: probing memory bandwidth")
-        before = read_bandwidth(threads=runner.threads)
-        progress(f"[{i}/{len(targets)}] {label}: pp{plan.n_prompt} and tg{plan.n_gen}, "
-                 f"{plan.reps} repetitions each, {runner.threads} threads ({runner.name})")
+        label = f"[{i}/{len(targets)}] {synthetic_info['format'] if synthetic_info else path.name}"
+        probing = backend is None or not backend.gpu
+        if probing:
+            progress(f"{label}: probing memory bandwidth")
+        before = read_bandwidth(threads=runner.threads) if probing else None
+        progress(f"{label}: pp{plan.n_prompt} and tg{plan.n_gen}, {plan.reps} repetitions "
+                 f"each, {runner.threads} threads ({runner.name})")
         measured = runner.measure(path, plan.n_prompt, plan.n_gen, plan.reps)
-        after = read_bandwidth(threads=runner.threads)
-        runs.append(_run_record(path, synthetic_info, measured, before, after,
-                                bandwidth_bytes_per_s))
+        after = read_bandwidth(threads=runner.threads) if probing else None
+        if backend is None:  # a llama-bench without --list-devices: its JSON says now
+            backend = runner.backend()
+            fixed = bandwidths.for_run(backend, bandwidth_gb_per_s)
+        used = fixed or bandwidths.of_probe(before, after, machine.cpu_model())
+        runs.append(run_record(path, synthetic_info, measured, used, before, after))
     progress("done")
     return {
         "schema": SCHEMA,
@@ -139,38 +148,40 @@ def run(plan: Plan = QUICK, *, model: str | Path | None = None, llama_bench: str
         "mode": plan.mode,
         "plan": asdict(plan),
         "machine": machine.describe(runner.threads),
-        "runner": runner.info(),
+        "runner": runner.info().to_dict(),
         "runs": runs,
     }
 
 
-def _run_record(path, synthetic_info, measured, before, after, bandwidth_override) -> dict:
-    probe_best = max(before.best_bytes_per_s, after.best_bytes_per_s)
-    probe_worst = min(before.worst_bytes_per_s, after.worst_bytes_per_s)
-    bandwidth = bandwidth_override or probe_best
-    model_bytes = measured["model"]["model_bytes"]
-    ceiling = bandwidth / model_bytes
+def run_record(path: Path, synthetic_info: dict | None, measured: Measurement,
+               used: bandwidths.Bandwidth, before: ProbeResult | None,
+               after: ProbeResult | None) -> dict:
+    """One model's entry in the record: its bytes, the bandwidth used and where it came from,
+    the probes (on the CPU), pp and tg, the ceiling, and the bandwidth decode achieved."""
+    model_bytes = measured.model.model_bytes
+    ceiling = used.bytes_per_s / model_bytes
     record = {
         "model_path": str(path),
         "format": synthetic_info["format"] if synthetic_info else "as in file",
         "synthetic": synthetic_info,
         "model_bytes": model_bytes,
-        "model_params": measured["model"]["model_params"],
+        "model_params": measured.model.model_params,
         "file_bytes": path.stat().st_size,
-        "probe_before": before.to_dict(),
-        "probe_after": after.to_dict(),
-        "probe_best_bytes_per_s": probe_best,
-        "probe_spread": 1 - probe_worst / probe_best,
-        "bandwidth_bytes_per_s": bandwidth,
-        "bandwidth_source": "given on the command line" if bandwidth_override else
-                            "memory probe (best pass, before and after)",
+        "bandwidth_bytes_per_s": used.bytes_per_s,
+        "bandwidth_source": used.source,
+        "bandwidth": used.to_dict(),
         "ceiling_tokens_per_s": ceiling,
     }
-    for kind in ("pp", "tg"):
-        if kind in measured:
-            record[kind] = measured[kind].to_dict()
-    if "tg" in measured:
-        record["fraction_of_ceiling"] = measured["tg"].tokens_per_s / ceiling
+    if before is not None and after is not None:
+        best = max(before.best_bytes_per_s, after.best_bytes_per_s)
+        record |= {"probe_before": before.to_dict(), "probe_after": after.to_dict(),
+                   "probe_best_bytes_per_s": best,
+                   "probe_spread": 1 - min(before.worst_bytes_per_s,
+                                           after.worst_bytes_per_s) / best}
+    record |= {k: v for k, v in measured.to_dict().items() if k in ("pp", "tg")}
+    if measured.tg is not None:
+        record["fraction_of_ceiling"] = measured.tg.tokens_per_s / ceiling
+        record["decode_bytes_per_s"] = measured.tg.tokens_per_s * model_bytes
     return record
 
 
@@ -185,3 +196,4 @@ def live(plan: Plan = QUICK, **kwargs) -> dict | None:
         return None
     record["saved_to"] = str(save(record))
     return record
+
