@@ -24,7 +24,8 @@ help:
 	@echo "make serve    serve the built site on http://localhost:$(PORT)/"
 	@echo "make lab      JupyterLab on the notebooks"
 	@echo "make sync     after editing notebooks/*.py: re-pair and re-execute the .ipynb files"
-	@echo "make measure  measure this machine with llama.cpp (QUICK=1 for the seconds-long version)"
+	@echo "make measure  measure this machine with llama.cpp (QUICK=1 for the seconds-long version;"
+	@echo "              LLAMA_BENCH=path for a GPU build of llama-bench, BANDWIDTH=GB/s to override)"
 	@echo "make figures  export every figure to SVG/PNG/PDF + CSV into _build/figures"
 	@echo "make clean    remove _build (keeps $(VENV)); make distclean also removes $(VENV)"
 
@@ -83,7 +84,8 @@ sync: $(STAMP)
 	done
 
 measure: $(STAMP)
-	@$(PY) -m napkin measure $(if $(QUICK),--quick,)
+	@$(PY) -m napkin measure $(if $(QUICK),--quick,) \
+	  $(if $(LLAMA_BENCH),--llama-bench $(LLAMA_BENCH),) $(if $(BANDWIDTH),--bandwidth $(BANDWIDTH),)
 
 figures: book
 	@echo "==> [figures] exporting every figure (SVG, PNG 2x, PDF, light and dark, with CSV) to _build/figures"

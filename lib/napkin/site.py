@@ -58,21 +58,25 @@ def mathjax_dir() -> Path:
 def _configure(app, config):
     config.html_static_path.append(str(STATIC))
     config.mathjax_path = MATHJAX
-    config.html_theme_options = {**config.html_theme_options, "extra_footer": version_stamp()}
+    config.html_theme_options = {**config.html_theme_options,
+                                 "extra_footer": version_stamp(config.html_baseurl)}
 
 
-def version_stamp() -> str:
-    """The footer line: which commit and day the site was built from, and on what machine
-    its live figures were measured."""
+def version_stamp(base_url: str = "") -> str:
+    """The footer line: which commit and day the site was built from, on what machine its
+    live figures were measured, and where it is published (``html.baseurl`` of
+    ``_config.yml``, the one setting the figure citations read too)."""
     from html import escape
 
     from .exports import book_version
     from .measure import machine
 
     version = book_version()
+    where = (f' Published at <a href="{escape(base_url)}">{escape(base_url)}</a>.'
+             if base_url else "")
     return (f'<p class="napkin-stamp">Version {escape(version["commit"])}, built '
             f'{version["date"]}. Live figures measured on '
-            f'{escape(machine.cpu_model())} while building.</p>')
+            f'{escape(machine.cpu_model())} while building.{where}</p>')
 
 
 def _write(path: Path, text: str) -> None:
