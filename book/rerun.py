@@ -25,8 +25,11 @@
 
 # %% tags=["remove-cell"]
 # Every setting this page states is read from the code that runs it.
-from napkin.measure import FULL, QUICK, batched, depth, synthetic
-from napkin.prose import glue
+import inspect
+
+from napkin.measure import (FULL, QUICK, backend, bandwidth, batched, depth, devices, probe,
+                            synthetic)
+from napkin.prose import glue, glue_markdown
 
 
 def words(items) -> str:
@@ -45,6 +48,25 @@ glue("batch_min", min(batched.QUICK.batches))
 glue("batch_max", max(batched.QUICK.batches))
 glue("depth_full", words(f"{d:,}" for d in depth.FULL.depths))
 glue("depth_quick", words(f"{d:,}" for d in depth.QUICK.depths))
+glue_markdown("probe_kernels", words(f"`{k}`" for k in probe.KERNELS))
+probe_args = inspect.signature(probe.read_bandwidth).parameters
+glue("probe_passes", probe_args["passes"].default)
+glue("probe_seconds", probe_args["min_seconds"].default)
+glue_markdown("bandwidth_env", f"`{bandwidth.ENV}`")
+glue_markdown("gpu_builds", "```sh\n" + "\n".join(
+    f"# {kind}\n" + backend.gpu_build_hint(kind, backend.pinned_binding()).replace(
+        "pip install", ".venv/bin/pip install")
+    for kind in ("CUDA", "ROCm", "Vulkan")) + "\n```")
+examples = ["NVIDIA GeForce RTX 4090", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA GB10",
+            "Apple M2 Ultra", "AMD Instinct MI300X", "AMD Radeon 8060S Graphics",
+            "NVIDIA GeForce RTX 4090 Laptop GPU"]
+rows = []
+for name in examples:
+    m = devices.match(name)
+    rows.append(f"| `{name}` | {m.chip if m else 'unknown: pass `--bandwidth`'} | "
+                + (f"{m.bandwidth_bytes_per_s / 1e9:,.0f}" if m else "") + " |")
+glue_markdown("device_table", "| device, as llama.cpp names it | chip in `data/hardware_specs.csv` "
+              "| bandwidth (GB/s) |\n|---|---|---|\n" + "\n".join(rows))
 
 # %% [markdown]
 # ## One command
@@ -65,27 +87,35 @@ glue("depth_quick", words(f"{d:,}" for d in depth.QUICK.depths))
 # |---|---|
 # | `--quick` | the seconds-long version the notebooks use |
 # | `--model PATH` | measure a real GGUF, for example the essay's `llama-2-7b.Q4_0.gguf` |
-# | `--llama-bench PATH` | use this `llama-bench` binary (a Metal, CUDA or ROCm build) |
+# | `--llama-bench PATH` | use this `llama-bench` binary (a Metal, CUDA or ROCm build); without it, `$LLAMA_BENCH`, then one on `PATH`, then llama.cpp in-process |
 # | `--threads N` | CPU threads (default: every core this process may use) |
 # | `--reps N` | repetitions per test |
-# | `--bandwidth GB_PER_S` | the bandwidth to put in the ceiling, when llama.cpp runs on a GPU |
+# | `--bandwidth GB_PER_S` | the bandwidth to put in the ceiling instead of the GPU's figure or the probe; needed on a GPU the data does not list |
 # | `--json` | print the result record as JSON instead of a table |
 # | `--out DIR` | where to save the record (default `results/`) |
 #
-# It prints progress as it goes, then a table: bytes per token, the probed bandwidth and how
-# much its passes varied, prompt processing (pp) and token generation (tg) in tokens/s with
-# their standard deviation, the napkin ceiling and the fraction of it that was reached. The
+# It prints progress as it goes, which runner and backend ran and why, which bandwidth the
+# ceiling uses and where it came from, then a table: bytes per token, that bandwidth (and on
+# the CPU how much the probe's passes varied), prompt processing (pp) and token generation
+# (tg) in tokens/s with their standard deviation, the napkin ceiling, the fraction of it
+# that was reached, and the bandwidth decode itself achieved (bytes per token x tg). The
 # full record (machine, llama.cpp build, every repetition) is saved as JSON under `results/`,
 # which git ignores; a new run never overwrites an earlier one, and nothing is ever written
 # into `data/`.
 #
 # ## What is timed
 #
-# **Memory bandwidth.** The numerator of the napkin. A read-only pass over an array far larger
-# than the last-level cache, one thread per core, repeated; the best pass counts, and the
-# spread between best and worst is reported because shared and laptop machines drift. The
-# probe runs right before and right after each model, so a machine that changed speed during
-# the run shows it.
+# **Memory bandwidth.** The numerator of the napkin. On a GPU it is the device's memory
+# bandwidth as its vendor states it (see below). On the CPU it is measured: read-only passes
+# over an array far larger than the last-level cache, one thread per core, with several read
+# kernels taking turns ({glue:md}`probe_kernels`), at least {glue:text}`probe_passes:d`
+# passes of each and more until {glue:text}`probe_seconds:.1f` s have gone by. The best pass
+# counts: other programs can only take bandwidth away, so the best pass of a longer window
+# is the closer estimate of what the memory delivers. The median and the spread between
+# best and worst are kept because shared and laptop machines drift. The probe runs right
+# before and right after each model, so a machine that changed speed during the run shows
+# it. `benchmarks/README.md` in the repository compares it with compiled C loops and with
+# the bandwidth llama.cpp's own decode reaches.
 #
 # **Prompt processing (pp).** A prompt of random token ids is fed to a fresh context in
 # batches, as `llama-bench -p` does; tokens/s is the prompt length over the time to process
@@ -122,14 +152,38 @@ glue("depth_quick", words(f"{d:,}" for d in depth.QUICK.depths))
 #
 # ## A real model, a GPU
 #
-# - **A real model**: `python -m napkin measure --model ~/models/llama-2-7b.Q4_0.gguf`. The
-#   bytes per token are then the model's tensor data as llama.cpp reports it.
-# - **A GPU build of llama.cpp**: build `llama-bench` with Metal, CUDA or ROCm, put it on your
-#   `PATH` (or pass `--llama-bench`), and `napkin` runs it and reads its JSON output. The
-#   memory probe measures the CPU's memory, not the GPU's, so pass your GPU's bandwidth with
-#   `--bandwidth` (in GB/s, the vendor's figure; `data/hardware_specs.csv` lists many) to get
-#   the right ceiling.
-# - A `llama-cpp-python` built with GPU support offloads every layer automatically.
+# **A real model**: `python -m napkin measure --model ~/models/llama-2-7b.Q4_0.gguf`. The
+# bytes per token are then the model's tensor data as llama.cpp reports it.
+#
+# **Your GPU.** The measurement runs llama.cpp on whatever it was built for and asks it which
+# backend (CPU, CUDA, Metal, ROCm, Vulkan) and which device it computes on: from the
+# binding's own device list, or from a `llama-bench` binary's JSON. On a GPU the ceiling uses
+# that device's memory bandwidth from `data/hardware_specs.csv`, found by the name llama.cpp
+# reports, and the match is printed. For example:
+#
+# ```{glue:md} device_table
+# :format: myst
+# ```
+#
+# A device the table does not list (or cannot tell apart, such as a laptop part or a variant
+# with less memory and less bandwidth) is never guessed: the run stops with a message, and
+# `--bandwidth GB_PER_S` (in a notebook, the environment variable {glue:md}`bandwidth_env`)
+# supplies the vendor's figure.
+#
+# **A GPU build of the binding.** On Linux, `pip` builds `llama-cpp-python` for the CPU.
+# Rebuild it for your GPU (on a Mac with Apple silicon it is built with Metal already);
+# `--no-cache-dir` keeps pip from reusing the CPU wheel it cached, and ROCm also needs HIP's
+# compiler and your GPU's architecture named (see the repository's README):
+#
+# ```{glue:md} gpu_builds
+# :format: myst
+# ```
+#
+# **An existing `llama-bench`** with a GPU backend is used instead when it is passed with
+# `--llama-bench`, named in `LLAMA_BENCH`, or on your `PATH`.
+#
+# **Only the measurement**, without the book's toolchain: from a clone,
+# `pip install -e ".[measure]"`, then `python -m napkin measure`.
 #
 # ## The other live measurements
 #

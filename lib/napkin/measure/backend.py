@@ -29,8 +29,9 @@ GPU_BACKENDS = {"CUDA": "CUDA", "ROCm": "ROCm", "HIP": "ROCm", "MUSA": "MUSA", "
 #: ggml_backend_dev_type of the pinned llama.cpp: CPU, GPU, IGPU, ACCEL, META.
 DEVICE_TYPES = ("CPU", "GPU", "IGPU", "ACCEL", "META")
 
-#: How to build llama-cpp-python for each GPU backend (``pip install`` with these CMAKE_ARGS,
-#: no cached wheel: the cached one is the CPU build). Metal is the default on Apple silicon.
+#: How to build llama-cpp-python for each GPU backend: ``pip install`` with these CMAKE_ARGS
+#: and no cached wheel (pip's cached one is the CPU build). Metal is already the default on
+#: Apple silicon; ROCm also needs HIP's compiler named (README, "A GPU build").
 GPU_BUILDS = {"CUDA": "-DGGML_CUDA=on", "Metal": "-DGGML_METAL=on", "ROCm": "-DGGML_HIP=on",
               "Vulkan": "-DGGML_VULKAN=on"}
 
@@ -106,7 +107,8 @@ def from_binding(llama_cpp) -> Backend:
         devices = ggml_devices(llama_cpp)
     except (AttributeError, ImportError, OSError):  # a binding without ggml's device API
         return from_system_info(llama_cpp)
-    listed = "; ".join(f"{reg} {kind}: {desc}" for reg, desc, kind in devices) or "none"
+    listed = "; ".join(f"{reg}: {desc}" if kind == reg else f"{reg} {kind}: {desc}"
+                       for reg, desc, kind in devices) or "none"
     return from_devices(devices, f"llama-cpp-python's ggml devices ({listed})")
 
 
@@ -161,8 +163,21 @@ def unused_gpu() -> str | None:
     return None
 
 
+def pinned_binding() -> str:
+    """The llama-cpp-python version the book pins (requirements.txt of this checkout), else
+    the installed one."""
+    pins = Path(__file__).resolve().parents[3] / "requirements.txt"
+    if pins.is_file():
+        m = re.search(r"^llama[-_]cpp[-_]python==(\S+)", pins.read_text(), re.M | re.I)
+        if m:
+            return m.group(1)
+    from importlib.metadata import version
+
+    return version("llama_cpp_python")
+
+
 def gpu_build_hint(kind: str, version: str) -> str:
     """The one command that rebuilds the binding for ``kind`` (see the README)."""
     flag = GPU_BUILDS[kind]
-    return (f'CMAKE_ARGS="{flag}" pip install --force-reinstall --no-cache-dir --no-deps '
-            f'llama-cpp-python=={version}')
+    return (f'CMAKE_ARGS="{flag}" pip install --force-reinstall --no-deps --no-cache-dir '
+            f'--no-binary llama-cpp-python llama-cpp-python=={version}')
