@@ -209,12 +209,18 @@ def test_probe_reports_best_median_spread_and_rejects_bad_input():
     assert 0 <= result.spread < 1
     assert set(result.kernels) == set(KERNELS) and result.kernel in KERNELS
     assert result.best_bytes_per_s == max(k["best"] for k in result.kernels.values())
-    one = read_bandwidth(array_bytes=64 * 2**20, passes=1, kernels=("sum_f64",))
-    assert one.kernel == "sum_f64" and one.spread == 0
+    one = read_bandwidth(array_bytes=64 * 2**20, passes=1, kernels=("sum_f64",), min_seconds=0)
+    assert one.kernel == "sum_f64" and one.passes == 1 and one.spread == 0
+    longer = read_bandwidth(array_bytes=64 * 2**20, passes=1, kernels=("or_u64",),
+                            min_seconds=0.3)
+    assert longer.passes > 1  # passes continue for the minimum time
     with pytest.raises(ValueError, match="too small"):
         read_bandwidth(array_bytes=2**20)
-    with pytest.raises(ValueError, match="passes"):
-        read_bandwidth(passes=0)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="passes"):
+            read_bandwidth(passes=bad)
+    with pytest.raises(ValueError, match="min_seconds"):
+        read_bandwidth(min_seconds=-1)
     with pytest.raises(ValueError, match="unknown probe kernel"):
         read_bandwidth(array_bytes=64 * 2**20, kernels=("memcpy",))
 
