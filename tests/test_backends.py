@@ -245,8 +245,10 @@ def test_llama_bench_on_cuda_measures_against_the_gpu_spec(tmp_path, tiny):
     assert "probe_before" not in run  # the CPU probe says nothing about a GPU
     assert run["ceiling_tokens_per_s"] == run["bandwidth_bytes_per_s"] / run["model_bytes"]
     assert run["tg"]["tokens_per_s"] == 100.0
-    for text in (record.table(rec), record.sentence(rec), record.who(rec)):
+    for text in (record.table(rec), record.who(rec)):
         assert "RTX 4090" in text and "vendor spec" in text, text
+    words = record.sentence(rec)
+    assert "RTX 4090's vendor figure" in words and "tiny.gguf model" in words, words
     assert "CUDA on NVIDIA GeForce RTX 4090" in record.table(rec)
     saved = record.save(rec)
     assert record.load(saved)["runs"][0]["bandwidth"]["chip"] == "RTX 4090"
@@ -289,7 +291,7 @@ def test_llama_bench_unknown_gpu_fails_before_running(tmp_path, tiny):
     rec = session.run(session.QUICK, model=tiny, llama_bench=str(fake), bandwidth_gb_per_s=320,
                       progress=session.quiet)
     assert rec["runs"][0]["bandwidth"]["origin"] == "given"
-    assert "given by hand" in record.sentence(rec)
+    assert "by hand (given with --bandwidth)" in record.sentence(rec)
 
 
 def test_llama_bench_depth_sweep_alternates_models(tmp_path, tiny):

@@ -155,21 +155,26 @@ def sentence(record: dict | None, run_index: int = 0) -> str:
                 "published figures are shown; run `make measure` on yours.")
     run = record["runs"][run_index]
     tg = run["tg"]
-    where = (f"The machine that built this page ({machine.label(record['machine'])}, "
-             f"llama.cpp's {backend_label(record)} backend)")
-    origin = run.get("bandwidth", {}).get("origin", "given" if "command line" in
-                                          run.get("bandwidth_source", "") else "probe")
+    ran = ("llama.cpp on the CPU" if record["runner"]["backend"] == "CPU"
+           else f"llama.cpp on {backend_label(record)}")
+    where = f"The machine that built this page ({machine.label(record['machine'])}, {ran})"
+    used = run.get("bandwidth", {})
+    origin = used.get("origin", "given" if "command line" in run.get("bandwidth_source", "")
+                      else "probe")
+    value = f"**{run['bandwidth_bytes_per_s'] / 1e9:,.1f} GB/s**"
     if origin == "probe":
         probe = max((run.get("probe_before", {}), run.get("probe_after", {})),
                     key=lambda p: p.get("best_bytes_per_s", 0))
         how = f", {probe['kernel']} kernel" if "kernel" in probe else ""
-        bandwidth = (f"read memory at **{run['bandwidth_bytes_per_s'] / 1e9:.1f} GB/s** in the "
-                     f"memory probe (best pass{how}; passes varied by {run['probe_spread']:.0%})")
+        bandwidth = (f"read memory at {value} in the memory probe (best pass{how}; passes "
+                     f"varied by {run['probe_spread']:.0%})")
+    elif origin == "spec":
+        bandwidth = (f"has a memory bandwidth of {value}, the {used['chip']}'s vendor figure in "
+                     f"`data/hardware_specs.csv` (matched by {used['rule']})")
     else:
-        bandwidth = (f"is held against **{bandwidth_label(run)}** "
-                     f"({run.get('bandwidth', {}).get('source', run['bandwidth_source'])})")
+        bandwidth = f"was given a bandwidth of {value} by hand ({run['bandwidth_source']})"
     return (f"{where} {bandwidth}, which puts the ceiling for its "
-            f"{run['model_bytes'] / 1e6:,.0f} MB synthetic {run['format']} model at "
+            f"{run['model_bytes'] / 1e6:,.0f} MB {_name(run)} model at "
             f"**{run['ceiling_tokens_per_s']:,.0f} tokens/s**. llama.cpp generated "
             f"**{tg['tokens_per_s']:,.1f} ± {tg['stddev']:.1f} tokens/s**, "
             f"**{run['fraction_of_ceiling']:.0%}** of that ceiling.")
