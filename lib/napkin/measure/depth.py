@@ -188,9 +188,10 @@ def sentence(record: dict | None) -> str:
     last = df[df["depth_tokens"] == deepest].set_index("attention")
     predicted = last["bytes_per_token"]["GQA"] / last["bytes_per_token"]["MHA"]
     measured = last["tokens_per_s"]["MHA"] / last["tokens_per_s"]["GQA"]
-    return (f"On the machine that built this page ({machine.label(record['machine'])}, "
-            f"llama.cpp's {backend_label(record)} backend, ceiling bandwidth "
-            f"{bandwidth_label(record)}), the MHA model went from "
+    ran = ("the CPU" if record["runner"]["backend"] == "CPU" else backend_label(record))
+    return (f"On the machine that built this page ({machine.label(record['machine'])}; "
+            f"llama.cpp on {ran}), with a ceiling bandwidth of {bandwidth_label(record)}, "
+            f"the MHA model went from "
             f"**{first['MHA']:.1f}** to **{last['tokens_per_s']['MHA']:.1f} tokens/s** between "
             f"an empty context and {deepest:,} tokens deep, the GQA model from "
             f"**{first['GQA']:.1f}** to **{last['tokens_per_s']['GQA']:.1f} tokens/s**. At that "
