@@ -162,7 +162,7 @@ markers = pd.DataFrame({
 
 # %%
 wide = ridges.pivot_table(index="chip", columns="arithmetic", values="flops_per_s") / TFLOPS
-shown = (by_arith.round(0).join(wide, lsuffix="_ridge", rsuffix="_peak")
+shown = (by_arith.round(0).add_suffix("_ridge").join(wide.add_suffix("_peak"))
          .reindex(CHIPS).reset_index()
          .assign(bw=lambda d: [hardware.chip(c).bandwidth_bytes_per_s / 1e9 for c in d["chip"]],
                  derived=lambda d: [", ".join(a.upper() for a in ridges[(ridges["chip"] == c)
