@@ -199,3 +199,4 @@ def test_no_number_is_typed_into_prose_or_captions(py):
 ])
 def test_the_typed_number_detector(text, typed):
     assert bool(_typed_numbers(text)) == typed, _typed_numbers(text)
+
