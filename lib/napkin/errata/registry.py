@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import string
 from dataclasses import asdict, dataclass
 from types import ModuleType
 from typing import Callable, Iterable, Mapping
@@ -34,7 +33,7 @@ CHAPTER_MODULES = (ch01_napkin_ceiling, ch02_spark_gap, ch03_h100_ridge, ch04_kv
 _CHAPTER = re.compile(r"ch(\d\d_[a-z0-9_]+)$")
 
 
-class _Values(Mapping):
+class _Values:
     """What a check's text may name: the values it computed, then the claims it covers."""
 
     def __init__(self, check: "Check", computed: Mapping[str, object]):
@@ -47,12 +46,6 @@ class _Values(Mapping):
             return essay.claim(name)
         raise ValueError(f"data/{TABLE}.csv row {self.check.id!r} names {{{name}}}, which is "
                          f"neither a claim in its claims column nor a value the check computes")
-
-    def __iter__(self):
-        return iter({**dict.fromkeys(self.check.claims), **self.computed})
-
-    def __len__(self):
-        return len(list(iter(self)))
 
 
 @dataclass(frozen=True)
@@ -70,9 +63,8 @@ class Check:
     def __call__(self) -> Erratum:
         found = self.compute()
         values = _Values(self, found.essay_values)
-        fill = string.Formatter().vformat
-        return Erratum(check=self.id, topic=fill(self.topic, (), values), chapter=self.chapter,
-                       essay_says=fill(self.essay_says, (), values), data_says=found.data_says,
+        return Erratum(check=self.id, topic=self.topic.format_map(values), chapter=self.chapter,
+                       essay_says=self.essay_says.format_map(values), data_says=found.data_says,
                        verdict=found.verdict, conclusion_holds=found.conclusion_holds,
                        explanation=found.explanation, source=self.source, claims=self.claims)
 
