@@ -113,7 +113,7 @@ glue("gap_min", builds["ratio"].min())
 glue("gap_max", builds["ratio"].max())
 glue("own_gap", essay.claim("spark_pp2048") / essay.claim("spark_tg32"))
 glue("tg_change", last["tg_tok_per_s"] / first["tg_tok_per_s"] - 1)
-glue_markdown("survives", "Yes." if errata.spark_gap().conclusion_holds else "No.")
+glue_markdown("survives", "Yes." if errata.erratum("spark_gap").conclusion_holds else "No.")
 
 # %% [markdown]
 # Neither of the essay's numbers is at depth 0 in any copy read. The prefill figure
@@ -220,7 +220,7 @@ glue("pro_tflops", pro["achieved_flops_per_s"] / 1e12)
 glue("pro_frac", pro["fraction_of_roof"])
 glue("spark_over_pro", oss_runs["achieved_flops_per_s"].max() / pro["achieved_flops_per_s"])
 glue_markdown("petaflop_verdict", "The data contradict both of the essay's phrases."
-              if not errata.spark_petaflop().conclusion_holds else
+              if not errata.erratum("spark_petaflop").conclusion_holds else
               "The data bear the essay's phrases out.")
 
 # %%

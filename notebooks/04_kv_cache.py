@@ -49,7 +49,7 @@
 
 # %% tags=["remove-cell"]
 import napkin
-from napkin import capacity, catalog, essay, hardware, kvcache, measure, models, tables
+from napkin import capacity, catalog, errata, essay, hardware, kvcache, measure, models, tables
 from napkin.figures import kvcache as charts
 from napkin.prose import glue, glue_markdown
 from napkin.units import GB, KB, GiB, KiB, MiB
@@ -114,6 +114,9 @@ glue("decimal_short_gib", by_case.loc[decimal_short, "GiB"])
 # what the prose says in words, checked
 assert by_case.loc[short, "bytes"] == h100.capacity_bytes > h100_driver
 assert by_case.loc[decimal_short, "bytes"] < h100.capacity_bytes
+# the errata page's check of the example: a GB/GiB slip in the comparison, and the point holds
+batch_check = errata.erratum("kv_batch_example")
+assert batch_check.verdict == "unit slip" and batch_check.conclusion_holds
 
 # %% [markdown]
 # At the full {glue:text}`full_tokens:,d`-token context one sequence holds
@@ -357,6 +360,9 @@ glue("short_extra", 2048)
 glue("long_extra", 32768)
 # what the prose says in words, checked
 assert all(t["turn_tokens"] < t["never_beyond_tokens"] <= 2048 for t in turns.values())
+# the errata page's check of the essay's sentence: it needs a correction, its point holds
+capacity_check = errata.erratum("capacity_problem")
+assert capacity_check.verdict == "inconsistent" and capacity_check.conclusion_holds
 
 # %% [markdown]
 # For Llama 3.3 70B on an H100, the batch that fits drops below the batch that would reach

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import napkin
-from napkin import charts, essay, hardware, models, prose, published, tables, units
+from napkin import charts, errata, essay, hardware, models, prose, published, tables, units
 from napkin.units import GB, GiB, KiB
 
 
@@ -253,9 +253,7 @@ def test_kib_constant():
 
 def test_every_number_the_essay_states_is_checked():
     """The errata page must read every claim in data/essay_claims.csv against the data."""
-    from napkin import errata
-
-    covered = set().union(*(errata.claims_checked(fn) for fn in errata.CHECKS))
+    covered = set().union(*(errata.claims_checked(check) for check in errata.CHECKS))
     unchecked = set(essay.claims()["claim"]) - covered
     assert not unchecked, f"no errata check covers these essay claims: {sorted(unchecked)}"
 
