@@ -284,17 +284,18 @@ class Cards:
 
 @check
 def paged_throughput() -> Erratum:
-    from . import paging
+    from . import papers
+    from .kvpaging import chapter
 
     low, high = essay.claim("paged_throughput_low"), essay.claim("paged_throughput_high")
-    p_low = paging.paper_claim("vllm_throughput_gain")
-    p_high = paging.paper_claim("vllm_throughput_gain", "high")
-    oracle = (paging.paper_claim("rate_vs_orca_oracle"),
-              paging.paper_claim("rate_vs_orca_oracle", "high"))
-    worst = (paging.paper_claim("rate_vs_orca_max"),
-             paging.paper_claim("rate_vs_orca_max", "high"))
-    ft = paging.paper_claim("rate_vs_fastertransformer")
-    sim = paging.paper_reproduction().set_index("allocator")
+    p_low = papers.claim("vllm_throughput_gain")
+    p_high = papers.claim("vllm_throughput_gain", "high")
+    oracle = (papers.claim("rate_vs_orca_oracle"),
+              papers.claim("rate_vs_orca_oracle", "high"))
+    worst = (papers.claim("rate_vs_orca_max"),
+             papers.claim("rate_vs_orca_max", "high"))
+    ft = papers.claim("rate_vs_fastertransformer")
+    sim = chapter.paper_reproduction().set_index("allocator")
     return Erratum(
         topic="Paged attention's throughput gain",
         chapter="06_paged_attention",
@@ -321,13 +322,14 @@ def paged_throughput() -> Erratum:
 
 @check
 def paged_near_zero_waste() -> Erratum:
-    from . import paging
+    from . import papers
+    from .kvpaging import chapter
 
     words = "near-zero waste"
-    in_paper = words in paging.paper_quote("vllm_near_zero_waste")
-    fig2 = paging.paper_claim("fig2_vllm_token_states") / 100
-    blog = paging.paper_claim("blog_paged_waste", "high") / 100
-    sim = 1 - paging.paper_reproduction().set_index("allocator").loc["paged", "token"]
+    in_paper = words in papers.quote("vllm_near_zero_waste")
+    fig2 = papers.claim("fig2_vllm_token_states") / 100
+    blog = papers.claim("blog_paged_waste", "high") / 100
+    sim = 1 - chapter.paper_reproduction().set_index("allocator").loc["paged", "token"]
     return Erratum(
         topic="\"Near-zero waste\" of KV memory with paging",
         chapter="06_paged_attention",
@@ -830,16 +832,17 @@ def gqa_cut() -> Erratum:
 
 @check
 def chunk_budget_dial() -> Erratum:
-    from . import serving
+    from . import papers
+    from .serving import chapter
 
     itl_b, ttft_b = int(essay.claim("chunk_budget_itl")), int(essay.claim("chunk_budget_ttft"))
-    docs_itl = serving.claim("vllm_docs_budget_itl")
-    docs_tp = serving.claim("vllm_docs_budget_throughput")
-    s = serving.SETTING
-    dial = serving.chapter_budget_sweep()
+    docs_itl = papers.claim("vllm_docs_budget_itl")
+    docs_tp = papers.claim("vllm_docs_budget_throughput")
+    s = chapter.SETTING
+    dial = chapter.budget_runs()
     at = dial[(dial["rate_per_s"] == s.rate_per_s) & (dial["policy"] == "chunked")]
     at = at.set_index("budget")
-    sat = serving.chapter_saturation()
+    sat = chapter.saturation_runs()
     sat = sat[sat["policy"] == "chunked"].set_index("budget")
     itl_holds = at.loc[itl_b, "itl_p99_s"] < at.loc[ttft_b, "itl_p99_s"]
     return Erratum(
