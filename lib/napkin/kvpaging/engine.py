@@ -114,12 +114,13 @@ class KVEngine:
     def write_tokens(self, step: int) -> None:
         """Every running sequence writes one token. A reservation already has room for it; a
         paged sequence whose last block is full takes a new block, and when none is free the
-        most recently admitted sequence is preempted, to be recomputed later."""
-        for seq in self.memory.due(step):
-            if not self._running(seq):
+        most recently admitted sequence is preempted, to be recomputed later. Chapter 6
+        shows this method."""
+        for seq in self.memory.due(step):  # paged sequences whose last block is full
+            if not self._running(seq):  # preempted since, or finished
                 continue
             while not self.memory.has_free_block():
-                victim = self.running[next(reversed(self.running))]
+                victim = self.running[next(reversed(self.running))]  # the latest admitted
                 self.preempt(victim, step)
                 if victim is seq:
                     break
@@ -138,7 +139,7 @@ class KVEngine:
     def admit(self, step: int) -> list[Seq]:
         """Waiting requests join, first come first served, while the memory can place them;
         the first that does not fit waits, and so does everyone behind it. A request's first
-        step writes its whole prompt and its first new token."""
+        step writes its whole prompt and its first new token. Chapter 6 shows this method."""
         joined = []
         while self.queue:
             rid, prompt, output = self.queue[0]
@@ -149,7 +150,7 @@ class KVEngine:
             self.running[rid] = seq
             heapq.heappush(self._finishing, (step + output - 1, seq.order_key, seq))
             self.admitted += 1
-            self.stored_base += prompt + 1 - step
+            self.stored_base += prompt + 1 - step  # it stores prompt + 1 + (now - step)
             self.final_tokens += seq.final
             joined.append(seq)
             self.last_admit = step
@@ -157,20 +158,22 @@ class KVEngine:
 
     def account(self, step: int, joined: list[Seq]) -> tuple[int, ...]:
         """Record the step: how many run and wait, the memory in its five categories, and
-        the work of the forward pass (prompt tokens, cached tokens read, attention pairs)."""
+        the work of the forward pass (prompt tokens, cached tokens read, attention pairs).
+        Chapter 6 shows this method."""
         batch = len(self.running)
-        tokens = self.stored_base + batch * step
+        tokens = self.stored_base + batch * step  # every running sequence's stored tokens
         prefill = sum(s.prompt for s in joined)
-        pairs = sum(s.prompt * (s.prompt + 1) // 2 for s in joined)
+        pairs = sum(s.prompt * (s.prompt + 1) // 2 for s in joined)  # causal prompts
         decode = batch - len(joined)
-        context = tokens - decode - prefill - len(joined)
+        context = tokens - decode - prefill - len(joined)  # cached before this step
         cats = self.memory.categories(tokens, self.final_tokens, bool(self.queue))
         self.rows.append((step, batch, len(self.queue), len(joined), *cats, prefill, context,
                           context + decode + pairs))
         return cats
 
     def release(self, step: int) -> None:
-        """Sequences that wrote their last token give their memory back."""
+        """Sequences that wrote their last token give their memory back. Chapter 6 shows
+        this method."""
         while self._finishing and self._finishing[0][0] <= step:
             seq = heapq.heappop(self._finishing)[2]
             if not self._running(seq):

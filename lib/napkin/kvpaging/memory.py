@@ -56,7 +56,8 @@ class Seq:
 
 
 def reservation(allocator: str, prompt: int, output: int, max_len: int) -> int:
-    """Tokens a contiguous allocator asks for: the paper's three Orca policies."""
+    """Tokens a contiguous allocator asks for: the paper's three Orca policies. Chapter 6
+    shows this function."""
     if allocator == "max":
         return max_len
     if allocator == "pow2":
@@ -106,7 +107,8 @@ class ContiguousMemory(_Memory):
         self.chunks = 0    # tokens in their chunks (reservations rounded up)
 
     def place(self, seq: Seq) -> bool:
-        """Reserve the request's chunk, if the buddy allocator has one that large."""
+        """Reserve the request's chunk, if the buddy allocator has one that large. Chapter 6
+        shows this method."""
         want = reservation(self.allocator, seq.prompt, seq.final - seq.prompt, self.max_len)
         got = self.buddy.alloc(want)
         if got is None:
@@ -187,7 +189,8 @@ class PagedMemory(_Memory):
         self._due: list = []  # (step a sequence needs its next block, admission order, seq)
 
     def place(self, seq: Seq) -> bool:
-        """Blocks for the prompt and the first new token, if enough stay free."""
+        """Blocks for the prompt and the first new token, if enough stay free. Chapter 6
+        shows this method."""
         blocks = -(-(seq.prompt + 1) // self.block)
         if len(self.free_blocks) - blocks < self.keep_free:
             return False

@@ -138,7 +138,8 @@ class ServingEngine:
     def schedule_chunked(self) -> tuple[list[tuple[int, int, int]], bool]:
         """vLLM V1's step: one token of every running decode first, then what is left of the
         token budget in prompt chunks: the prompts already started, then waiting requests
-        while they fit in memory, the last one cut where the budget runs out."""
+        while they fit in memory, the last one cut where the budget runs out. Chapter 7 shows
+        this method."""
         left = self.budget - len(self.decoding)
         if left < 0:
             raise ValueError(f"budget {self.budget} is smaller than the {len(self.decoding)} "
