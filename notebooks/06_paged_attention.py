@@ -150,7 +150,9 @@ from napkin.units import GiB, KiB
 # :dedent:
 # ```
 #
-# **The setting is the paper's.** Its Table 1 gives OPT-13B on one A100
+# ## The paper's setting
+#
+# The runs below replay the paper's own setting. Its Table 1 gives OPT-13B on one A100
 # {glue:text}`kv_gb:.0f` "GB" of KV memory and {glue:text}`slots_printed:,.0f` cache slots.
 # At the paper's {glue:text}`kv_kib:.0f` KiB per token only binary gigabytes produce that
 # slot count, so the memory is {glue:text}`kv_gb:.0f` GiB, or {glue:text}`capacity:,d`
