@@ -52,25 +52,52 @@
 # with $W$ the bytes of the weights and $L_i$ the length of sequence $i$: while decoding is
 # memory-bound, a bigger batch costs only its extra cache reads, so tokens per second grow
 # almost in proportion to it. (This is the roofline of the chapter on the H100's ridge point,
-# `napkin.roofline.step_seconds`, the one function chapter 7's serving simulation uses too.)
+# `napkin.roofline.step_seconds`, the one step cost chapter 7's serving engine uses too.)
 
 # %% tags=["remove-cell"]
 import numpy as np
 
 import napkin
-from napkin import essay, paging, tables
+from napkin import essay, papers, tables
+from napkin.deployment import paper_overhead_share
 from napkin.figures import paging as charts
+from napkin.kvpaging import chapter as ch
+from napkin.kvpaging.buddy import next_pow2
+from napkin.kvpaging.result import timed as timed_run
 from napkin.prose import glue, glue_markdown
 from napkin.units import GiB, KiB
 
 # %% [markdown]
-# ## The simulation
+# ## The engine
 #
-# `napkin.paging` replays a queue of requests through a serving engine at the granularity
-# of single tokens. At every step each running sequence adds one token to its cache (the
-# first step of a request writes its whole prompt); a waiting request joins, first come
-# first served, when its memory can be found; a finished one gives its memory back. The
-# engine places caches in one of four ways, the three baselines the paper built to stand
+# `napkin.kvpaging` replays a queue of requests through a serving engine at the granularity
+# of single tokens. The engine, `KVEngine`, keeps a queue of waiting requests and the
+# running sequences in the order it admitted them, and each step does four things in turn.
+# The code below is the library's own, shown where the text explains it.
+#
+# **It writes tokens.** Each running sequence adds one token to its cache. Where a sequence
+# lives is up to the engine's memory: a contiguous reservation already has room for every
+# token the request will write, while a paged sequence whose last block is full takes a new
+# block, and when none is free the engine preempts the most recently admitted sequence,
+# whose cache is recomputed when it is admitted again.
+#
+# ```{literalinclude} ../lib/napkin/kvpaging/engine.py
+# :language: python
+# :pyobject: KVEngine.write_tokens
+# :dedent:
+# ```
+#
+# **It admits.** A waiting request joins, first come first served, when the memory can place
+# it; its first step writes its whole prompt and its first new token. The first request that
+# does not fit waits, and so does everyone behind it.
+#
+# ```{literalinclude} ../lib/napkin/kvpaging/engine.py
+# :language: python
+# :pyobject: KVEngine.admit
+# :dedent:
+# ```
+#
+# The memory places caches in one of four ways, the three baselines the paper built to stand
 # for Orca and vLLM's own:
 #
 # - **Orca (Max)** reserves the model's maximum sequence length for every request;
@@ -81,13 +108,51 @@ from napkin.units import GiB, KiB
 #   keeps {glue:text}`watermark:.0%` of the blocks free when admitting (vLLM's default), and
 #   when it runs out recomputes the cache of the most recently admitted sequence later.
 #
-# As the paper assumes, the contiguous reservations are placed by a buddy allocator, which
-# rounds every chunk up to a power of two. At every step the memory splits into token
-# states, room reserved for tokens a sequence will still write, internal fragmentation
-# (reserved beyond the length a sequence will reach), external fragmentation (chunk
-# rounding, and free memory no waiting request fits in) and free blocks.
+# ```{literalinclude} ../lib/napkin/kvpaging/memory.py
+# :language: python
+# :pyobject: reservation
+# ```
 #
-# **The setting is the paper's.** Its Table 1 gives OPT-13B on one A100
+# As the paper assumes, the contiguous reservations are placed by a buddy allocator, which
+# rounds every chunk up to a power of two; paging asks only for the blocks of the prompt and
+# the first new token.
+#
+# ```{literalinclude} ../lib/napkin/kvpaging/memory.py
+# :language: python
+# :pyobject: ContiguousMemory.place
+# :dedent:
+# ```
+#
+# ```{literalinclude} ../lib/napkin/kvpaging/memory.py
+# :language: python
+# :pyobject: PagedMemory.place
+# :dedent:
+# ```
+#
+# **It accounts.** After the step's writes the memory splits into token states, room
+# reserved for tokens a sequence will still write, internal fragmentation (reserved beyond
+# the length a sequence will reach), external fragmentation (chunk rounding, and free
+# memory no waiting request fits in) and free blocks. The engine records that split with the
+# step's work: how many tokens of prompt it processed, how many cached tokens it read and how
+# many (query, key) pairs its attention computed, the inputs of equation {eq}`eq-paging-step`.
+#
+# ```{literalinclude} ../lib/napkin/kvpaging/engine.py
+# :language: python
+# :pyobject: KVEngine.account
+# :dedent:
+# ```
+#
+# **It releases.** A sequence that wrote its last token gives its memory back.
+#
+# ```{literalinclude} ../lib/napkin/kvpaging/engine.py
+# :language: python
+# :pyobject: KVEngine.release
+# :dedent:
+# ```
+#
+# ## The paper's setting
+#
+# The runs below replay the paper's own setting. Its Table 1 gives OPT-13B on one A100
 # {glue:text}`kv_gb:.0f` "GB" of KV memory and {glue:text}`slots_printed:,.0f` cache slots.
 # At the paper's {glue:text}`kv_kib:.0f` KiB per token only binary gigabytes produce that
 # slot count, so the memory is {glue:text}`kv_gb:.0f` GiB, or {glue:text}`capacity:,d`
@@ -104,36 +169,35 @@ from napkin.units import GiB, KiB
 # finish to the last admission).
 
 # %%
-deployment = paging.paper_deployment()
-repro = paging.paper_reproduction()
-results = paging.paper_results()
-requests = paging.sample_requests(paging.workload("ShareGPT"), paging.DEFAULT_REQUESTS,
-                                  results["max"].max_len)
+S = ch.SETTING
+deployment = ch.paper_deployment()
+repro, results = ch.paper_run()
+requests = S.requests()
 
 # %% tags=["remove-cell"]
 by = repro.set_index("allocator")
 glue("essay_low", essay.claim("paged_throughput_low"))
 glue("essay_high", essay.claim("paged_throughput_high"))
-glue("block_size", paging.DEFAULT_BLOCK_SIZE)
-glue("watermark", paging.paper_claim("vllm_admission_watermark"))
-glue("kv_gb", paging.paper_claim("table1_13b_kv_memory"))
-glue("slots_printed", paging.paper_claim("table1_13b_kv_slots"))
+glue("block_size", S.block_size)
+glue("watermark", papers.claim("vllm_admission_watermark"))
+glue("kv_gb", papers.claim("table1_13b_kv_memory"))
+glue("slots_printed", papers.claim("table1_13b_kv_slots"))
 glue("kv_kib", deployment.kv_bytes_per_token / KiB)
-glue("capacity", deployment.capacity_tokens)
-glue("max_len", results["max"].max_len)
-glue("in_mean", paging.paper_claim("fig11_sharegpt_input_mean"))
-glue("out_mean", paging.paper_claim("fig11_sharegpt_output_mean"))
-glue("sigma", paging.DEFAULT_SIGMA)
-glue("median_share", np.exp(-paging.DEFAULT_SIGMA ** 2 / 2))
+glue("capacity", deployment.kv_capacity_tokens)
+glue("max_len", S.max_len)
+glue("in_mean", papers.claim("fig11_sharegpt_input_mean"))
+glue("out_mean", papers.claim("fig11_sharegpt_output_mean"))
+glue("sigma", S.sigma)
+glue("median_share", np.exp(-S.sigma ** 2 / 2))
 glue("in_real", requests.prompt.mean())
 glue("out_real", requests.output.mean())
-glue("n_requests", paging.DEFAULT_REQUESTS)
-glue("a100_data_gib", napkin.hardware.chip(deployment.chip).capacity_bytes / GiB)
-glue("a100_paper_gb", paging.paper_claim("table1_13b_gpu_memory"))
-glue("clip_share", (requests.final_length == results["max"].max_len).mean())
-glue("kernel_low", paging.paper_claim("kernel_overhead"))
-glue("kernel_high", paging.paper_claim("kernel_overhead", "high"))
-for a in paging.ALLOCATORS:
+glue("n_requests", S.n_requests)
+glue("a100_data_gib", deployment.roof.capacity_bytes / GiB)
+glue("a100_paper_gb", papers.claim("table1_13b_gpu_memory"))
+glue("clip_share", (requests.final_length == S.max_len).mean())
+glue("kernel_low", papers.claim("kernel_overhead"))
+glue("kernel_high", papers.claim("kernel_overhead", "high"))
+for a in repro["allocator"]:
     glue(f"{a}_token", by.loc[a, "token"])
     glue(f"{a}_paper", by.loc[a, "paper_token_share"])
     glue(f"{a}_batch", by.loc[a, "mean_batch"])
@@ -141,7 +205,7 @@ for a in paging.ALLOCATORS:
     glue(f"{a}_tps", by.loc[a, "tokens_per_s"])
 glue("max_external", by.loc["max", "external"])
 glue("max_external_paper",
-     paging.paper_claim("fig2_orca_max_external_fragmentation_and_others") / 100)
+     papers.claim("fig2_orca_max_external_fragmentation_and_others") / 100)
 glue("oracle_waste", 1 - by.loc["oracle", "token"])
 glue("oracle_reserved", by.loc["oracle", "reserved"])
 glue("oracle_external", by.loc["oracle", "external"])
@@ -159,13 +223,13 @@ glue("paged_waste", 1 - by.loc["paged", "token"])
 napkin.Figure(
     name="fig-paging-waste",
     chart=charts.waste_bars(repro, f"OPT-13B, {deployment.kv_memory_bytes / GiB:.0f} GiB of "
-                            f"KV memory, ShareGPT lengths, {results['max'].max_len:,}-token "
+                            f"KV memory, ShareGPT lengths, {S.max_len:,}-token "
                             "limit"),
     caption="Contiguous reservation leaves most of the KV memory without a token in it; "
             "paging leaves almost none. The simulation lands within a few points of the "
             "paper on every bar.",
     source="Paper: Kwon et al. (SOSP 2023), Fig. 2 bar labels (data/serving_papers_claims.csv)."
-           " Simulated: napkin.paging, OPT-13B with the paper's Table 1 KV memory, "
+           " Simulated: napkin.kvpaging, OPT-13B with the paper's Table 1 KV memory, "
            "ShareGPT mean lengths from its Fig. 11, seeded.",
 )
 
@@ -200,14 +264,14 @@ napkin.Figure(
 # The engine fills, runs full while the queue lasts, and drains.
 
 # %% tags=["hide-input"]
-timed = {a: paging.timed(r, deployment) for a, r in results.items()}
+timed = {a: timed_run(r, deployment) for a, r in results.items()}
 napkin.Figure(
     name="fig-paging-timeline",
-    chart=charts.timeline(timed, deployment.capacity_tokens,
-                          f"The same {paging.DEFAULT_REQUESTS:,} requests, four allocators"),
+    chart=charts.timeline(timed, deployment.kv_capacity_tokens,
+                          f"The same {S.n_requests:,} requests, four allocators"),
     caption="Paging holds tokens in almost all of its memory while the queue lasts and "
             "finishes it first; every contiguous allocator runs well below it.",
-    source="napkin.paging on the paper's setting; clock from the roofline of equation "
+    source="napkin.kvpaging on the paper's setting; clock from the roofline of equation "
            "eq-paging-step with the A100 SXM's dense FP16 FLOP/s and bandwidth "
            "(data/hardware_specs.csv).",
 )
@@ -233,11 +297,11 @@ glue("oracle_end_s", end["oracle"])
 # %% tags=["hide-input"]
 napkin.Figure(
     name="fig-paging-strips",
-    chart=charts.strips(paging.strips(results)),
+    chart=charts.strips(ch.strips(results)),
     caption="Contiguous chunks are mostly reservation and fragmentation around a small "
             "green start; paged memory is tokens almost wall to wall, with a sliver of "
             "unfilled last blocks and the blocks kept free for admission.",
-    source=f"napkin.paging on the paper's setting ({deployment.name}: "
+    source=f"napkin.kvpaging on the paper's setting ({deployment.name}: "
            f"{deployment.kv_memory_bytes / GiB:.0f} GiB of KV memory; ShareGPT lengths), one "
            "step halfway between each allocator's first finish and last admission.",
 )
@@ -251,30 +315,26 @@ napkin.Figure(
 # {eq}`eq-paging-step`.
 
 # %%
-tables.styled(repro.assign(
-    sim=repro["token"].map("{:.1%}".format),
-    paper=repro["paper_token_share"].map("{:.1%}".format),
-    batch=repro["mean_batch"].map("{:.1f}".format),
-    paper_batch=repro["paper_batch"].map("{:.2f}".format),
-    gain=repro["throughput_gain"].map("{:.2f}x".format)),
-    "table-paging-paper", {
-        "label": "Allocator", "sim": "Holding tokens (simulated)",
-        "paper": "Holding tokens (paper, Fig. 2)", "batch": "Batch (simulated)",
-        "paper_batch": "Batch (paper, Fig. 13a)", "tokens_per_s": "Tokens/s (roofline)",
-        "gain": "Paging's gain"})
+tables.styled(repro, "table-paging-paper", {
+    "label": "Allocator", "token": "Holding tokens (simulated)",
+    "paper_token_share": "Holding tokens (paper, Fig. 2)", "mean_batch": "Batch (simulated)",
+    "paper_batch": "Batch (paper, Fig. 13a)", "tokens_per_s": "Tokens/s (roofline)",
+    "throughput_gain": "Paging's gain"}, formats={
+    "token": "{:.1%}", "paper_token_share": "{:.1%}", "mean_batch": "{:.1f}",
+    "paper_batch": "{:.2f}", "throughput_gain": "{:.2f}x"})
 
 # %% tags=["remove-cell"]
 glue("batch_vs_oracle", by.loc["oracle", "batch_gain"])
 glue("batch_vs_max", by.loc["max", "batch_gain"])
-glue("paper_batch_vs_oracle", paging.paper_claim("batch_vs_orca_fig13a"))
-glue("paper_batch_vs_max", paging.paper_claim("batch_vs_orca_fig13a", "high"))
+glue("paper_batch_vs_oracle", papers.claim("batch_vs_orca_fig13a"))
+glue("paper_batch_vs_max", papers.claim("batch_vs_orca_fig13a", "high"))
 glue("tput_vs_oracle", by.loc["oracle", "throughput_gain"])
 glue("tput_vs_max", by.loc["max", "throughput_gain"])
-glue("rate_oracle_low", paging.paper_claim("rate_vs_orca_oracle"))
-glue("rate_oracle_high", paging.paper_claim("rate_vs_orca_oracle", "high"))
-glue("rate_max_low", paging.paper_claim("rate_vs_orca_max"))
-glue("rate_max_high", paging.paper_claim("rate_vs_orca_max", "high"))
-glue("rate_ft", paging.paper_claim("rate_vs_fastertransformer"))
+glue("rate_oracle_low", papers.claim("rate_vs_orca_oracle"))
+glue("rate_oracle_high", papers.claim("rate_vs_orca_oracle", "high"))
+glue("rate_max_low", papers.claim("rate_vs_orca_max"))
+glue("rate_max_high", papers.claim("rate_vs_orca_max", "high"))
+glue("rate_ft", papers.claim("rate_vs_fastertransformer"))
 glue("preempt_per_request", by.loc["paged", "preemptions"] / by.loc["paged", "requests"])
 glue("recompute_share", by.loc["paged", "recomputed_tokens"]
      / (requests.prompt.sum() + requests.output.sum()))
@@ -283,10 +343,10 @@ order = ["max", "pow2", "oracle", "paged"]
 for col in ("token", "mean_batch", "tokens_per_s"):
     assert by.loc[order, col].is_monotonic_increasing, col
 assert by.loc["max", "mean_batch"] == by.loc["max", "paper_batch"]
-assert paging.paper_claim("rate_vs_orca_oracle") <= by.loc["oracle", "throughput_gain"] \
-    <= paging.paper_claim("rate_vs_orca_oracle", "high")
-assert paging.paper_claim("rate_vs_orca_max") <= by.loc["max", "throughput_gain"] \
-    <= paging.paper_claim("rate_vs_orca_max", "high")
+assert papers.claim("rate_vs_orca_oracle") <= by.loc["oracle", "throughput_gain"] \
+    <= papers.claim("rate_vs_orca_oracle", "high")
+assert papers.claim("rate_vs_orca_max") <= by.loc["max", "throughput_gain"] \
+    <= papers.claim("rate_vs_orca_max", "high")
 assert (by["throughput_gain"] < by["batch_gain"])[order[:3]].all()
 batch_dev = (by["mean_batch"] / by["paper_batch"] - 1).abs()
 glue("max_dev_pts", 100 * (by["token"] - by["paper_token_share"]).abs().max())
@@ -323,9 +383,9 @@ assert batch_dev.idxmax() == "oracle"
 # setting and held against Fig. 2's token shares and Fig. 13's batches.
 
 # %%
-sigmas = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5]
-spread = paging.spread_sweep(deployment, "ShareGPT", sigmas, max_len=results["max"].max_len)
-fit = paging.spread_against_paper(spread)
+sigmas = list(S.sigmas)
+spread = ch.spread_runs()
+fit = ch.spread_against_paper(spread)
 tables.styled(fit, "table-paging-sigma", {
     "sigma": "Spread (sigma)", "share_gap_points": "Largest gap to Fig. 2 (points)",
     "batch_gap": "Largest gap to Fig. 13 (relative)",
@@ -335,7 +395,7 @@ tables.styled(fit, "table-paging-sigma", {
 
 # %% tags=["remove-cell"]
 best = fit.loc[fit["share_gap_points"].idxmin()]
-chosen = fit.set_index("sigma").loc[paging.DEFAULT_SIGMA]
+chosen = fit.set_index("sigma").loc[S.sigma]
 near = fit[fit["share_gap_points"] <= 2 * best["share_gap_points"]]
 glue("sigma_best", best["sigma"])
 glue("sigma_best_gap", best["share_gap_points"])
@@ -348,7 +408,7 @@ glue("gain_max_low", near["batch_gain_max"].min())
 glue("gain_max_high", near["batch_gain_max"].max())
 glue("tgain_oracle_low", near["throughput_gain_oracle"].min())
 glue("tgain_oracle_high", near["throughput_gain_oracle"].max())
-assert near["sigma"].min() <= paging.DEFAULT_SIGMA <= near["sigma"].max()
+assert near["sigma"].min() <= S.sigma <= near["sigma"].max()
 
 # %% [markdown]
 # The spread that lands closest to Fig. 2 is {glue:text}`sigma_best:.2f`, with no bar more
@@ -397,23 +457,21 @@ assert near["sigma"].min() <= paging.DEFAULT_SIGMA <= near["sigma"].max()
 # {glue:text}`alpaca_ratio_out:.1f`× shorter in output.
 
 # %% tags=["hide-input"]
-block_sizes = [2 ** k for k in range(9)]
-sweep = paging.block_size_sweep(
-    deployment, [paging.workload("ShareGPT"), paging.workload("Alpaca")], block_sizes,
-    max_len=results["max"].max_len)
+block_sizes = list(S.block_sizes)
+sweep = ch.block_size_runs()
 napkin.Figure(
     name="fig-paging-block-size",
     chart=charts.block_size_slider(sweep),
     caption="Paged waste grows with the block size, and much faster for Alpaca's short "
             "requests, whose last block is a large part of the whole sequence.",
-    source="napkin.paging on the paper's setting; ShareGPT and Alpaca mean lengths from the "
+    source="napkin.kvpaging on the paper's setting; ShareGPT and Alpaca mean lengths from the "
            "paper's Fig. 11, lognormal spread as above.",
 )
 
 # %% tags=["remove-cell"]
 bs = sweep.set_index(["workload", "block_size"])
-glue("alpaca_ratio_in", paging.paper_claim("dataset_length_ratio"))
-glue("alpaca_ratio_out", paging.paper_claim("dataset_length_ratio", "high"))
+glue("alpaca_ratio_in", papers.claim("dataset_length_ratio"))
+glue("alpaca_ratio_out", papers.claim("dataset_length_ratio", "high"))
 glue("share_waste_16", bs.loc[("ShareGPT", 16), "waste"])
 glue("alpaca_waste_16", bs.loc[("Alpaca", 16), "waste"])
 glue("share_waste_256", bs.loc[("ShareGPT", 256), "waste"])
@@ -444,7 +502,7 @@ napkin.Figure(
     chart=charts.spread(spread),
     caption="Paging holds tokens in almost all of its memory whatever the spread; the "
             "Oracle loses most of its edge as soon as lengths vary.",
-    source="napkin.paging on the paper's setting; dashed lines: the paper's Fig. 2 "
+    source="napkin.kvpaging on the paper's setting; dashed lines: the paper's Fig. 2 "
            "(data/serving_papers_claims.csv).",
 )
 
@@ -454,9 +512,9 @@ glue("oracle_flat", sp.loc[(0.0, "oracle"), "token"])
 glue("oracle_wide", sp.loc[(sigmas[-1], "oracle"), "token"])
 glue("sigma_wide", sigmas[-1])
 glue("paged_min_spread", spread[spread["allocator"] == "paged"]["token"].min())
-flat = paging.sample_requests(paging.workload("ShareGPT", 0), 1, results["max"].max_len)
+flat = S.requests(sigma=0, n=1)
 glue("flat_length", flat.final_length[0])
-glue("flat_chunk", paging.next_pow2(flat.final_length[0]))
+glue("flat_chunk", next_pow2(flat.final_length[0]))
 glue("paged_batch_flat", sp.loc[(0.0, "paged"), "mean_batch"])
 glue("paged_batch_wide", sp.loc[(sigmas[-1], "paged"), "mean_batch"])
 assert sp.loc[(0.0, "paged"), "mean_batch"] > sp.loc[(sigmas[-1], "paged"), "mean_batch"]
@@ -476,32 +534,32 @@ assert sp.loc[(0.0, "paged"), "mean_batch"] > sp.loc[(sigmas[-1], "paged"), "mea
 # ### The essay's model on the essay's GPU
 
 # %% tags=["remove-cell"]
-h100 = paging.h100_deployment(weight_format="FP8")
-max_lens = [2048, 4096, 8192, 16384]
-h100_sweep = paging.max_len_sweep(h100, paging.workload("ShareGPT"), max_lens)
+h100 = ch.h100_deployment()
+max_lens = list(S.max_lens)
+h100_sweep = ch.h100_runs()
 hs = h100_sweep.set_index(["max_len", "allocator"])
-glue("h100_weights_gib", h100.weight_bytes / GiB)
-glue("h100_capacity_gib", napkin.hardware.chip("H100 SXM").capacity_bytes / GiB)
-glue("overhead_share", paging.paper_overhead_share())
+glue("h100_weights_gib", h100.model.weight_bytes / GiB)
+glue("h100_capacity_gib", h100.roof.capacity_bytes / GiB)
+glue("overhead_share", paper_overhead_share())
 glue("h100_kv_gib", h100.kv_memory_bytes / GiB)
 glue("h100_kv_kib", h100.kv_bytes_per_token / KiB)
-glue("h100_slots", h100.capacity_tokens)
+glue("h100_slots", h100.kv_capacity_tokens)
 glue("h100_short", max_lens[0])
 glue("h100_long", max_lens[2])
 glue("h100_longest", max_lens[-1])
 for m in (max_lens[0], max_lens[2], max_lens[-1]):
-    for a in paging.ALLOCATORS:
+    for a in repro["allocator"]:
         glue(f"h100_{m}_{a}_batch", hs.loc[(m, a), "mean_batch"])
         glue(f"h100_{m}_{a}_tps", hs.loc[(m, a), "tokens_per_s"])
         glue(f"h100_{m}_{a}_gain", hs.loc[(m, a), "throughput_gain"])
-glue("h100_context", h100.config["max_context_tokens"])
-assert h100.capacity_tokens < h100.config["max_context_tokens"]
+glue("h100_context", h100.max_context_tokens)
+assert h100.kv_capacity_tokens < h100.max_context_tokens
 glue("paged_drop", 1 - hs.loc[(max_lens[-1], "paged"), "tokens_per_s"]
      / hs.loc[(max_lens[0], "paged"), "tokens_per_s"])
 glue("max_drop", 1 - hs.loc[(max_lens[-1], "max"), "tokens_per_s"]
      / hs.loc[(max_lens[0], "max"), "tokens_per_s"])
-glue("weight_bits", 8 * h100.weight_bytes / h100.n_params)
-glue("kv_bits", 8 * h100.kv_dtype_bytes)
+glue("weight_bits", 8 * h100.model.bytes_per_weight)
+glue("kv_bits", int(8 * h100.model.kv_dtype_bytes))
 
 # %% [markdown]
 # The essay's running example on the essay's chip. At {glue:text}`weight_bits:.0f`-bit
@@ -517,25 +575,23 @@ glue("kv_bits", 8 * h100.kv_dtype_bytes)
 # %% tags=["hide-input"]
 napkin.Figure(
     name="fig-paging-h100",
-    chart=charts.h100(h100_sweep, f"Llama 3.3 70B, {8 * h100.weight_bytes / h100.n_params:.0f}"
+    chart=charts.h100(h100_sweep, f"Llama 3.3 70B, {8 * h100.model.bytes_per_weight:.0f}"
                                "-bit weights, one H100"),
     caption="Decode throughput of each allocator on one H100 as the length it must reserve "
             f"for grows from {max_lens[0]:,} to {max_lens[-1]:,} tokens: paging's falls "
             f"{1 - hs.loc[(max_lens[-1], 'paged'), 'tokens_per_s'] / hs.loc[(max_lens[0], 'paged'), 'tokens_per_s']:.0%}"
             ", Orca (Max)'s "
             f"{1 - hs.loc[(max_lens[-1], 'max'), 'tokens_per_s'] / hs.loc[(max_lens[0], 'max'), 'tokens_per_s']:.0%}.",
-    source=f"napkin.paging with Llama-3.3-70B (data/serving_models.csv, from its config) at "
-           f"{8 * h100.weight_bytes / h100.n_params:.0f}-bit weights on the H100 SXM "
+    source=f"napkin.kvpaging with Llama-3.3-70B (data/models.csv, from its config) at "
+           f"{8 * h100.model.bytes_per_weight:.0f}-bit weights on the H100 SXM "
            "(data/hardware_specs.csv); ShareGPT mean lengths; roofline throughput.",
 )
 
 # %%
-tables.styled(h100_sweep.assign(
-    batch=h100_sweep["mean_batch"].map("{:.1f}".format),
-    gain=h100_sweep["throughput_gain"].map("{:.1f}x".format)),
-    "table-paging-h100", {"max_len": "Max length (tokens)", "label": "Allocator",
-                          "batch": "Batch", "tokens_per_s": "Tokens/s (roofline)",
-                          "gain": "Paging's gain"})
+tables.styled(h100_sweep, "table-paging-h100", {
+    "max_len": "Max length (tokens)", "label": "Allocator", "mean_batch": "Batch",
+    "tokens_per_s": "Tokens/s (roofline)", "throughput_gain": "Paging's gain"},
+    formats={"mean_batch": "{:.1f}", "throughput_gain": "{:.1f}x"})
 
 # %% [markdown]
 # With the paper's {glue:text}`h100_short:,d`-token limit the H100 runs
@@ -564,7 +620,7 @@ tables.styled(h100_sweep.assign(
 lines = [f"- **{r['label']}**: {r['token']:.1%} of KV memory holds tokens in the simulation, "
          f"{r['paper_token_share']:.1%} in the paper's Fig. 2; batch {r['mean_batch']:.1f} "
          f"against the paper's {r['paper_batch']:.2f}." for _, r in repro.iterrows()]
-h = {a: hs.loc[(max_lens[0], a)] for a in paging.ALLOCATORS}
+h = {a: hs.loc[(max_lens[0], a)] for a in repro["allocator"]}
 glue_markdown("closing_note", "\n".join([
     "On the paper's setting (OPT-13B, the KV memory of its Table 1, ShareGPT lengths):", "",
     *lines, "",

@@ -61,20 +61,22 @@
 # whole prompt whatever their size: chunking never changes the arithmetic, only when it
 # happens and how often earlier chunks are re-read. The function is
 # `napkin.roofline.mixed_step`; the simulation uses its per-step totals
-# (`napkin.roofline.step_seconds`), the same function chapter 6's paging simulation now calls.
+# (`napkin.roofline.step_cost`), the same roofline of a step that times chapter 6's engine.
 
 # %% tags=["remove-cell"]
 import numpy as np
 
 import napkin
-from napkin import essay, roofline, tables
-from napkin import serving as sv
+from napkin import essay, papers, roofline, tables
 from napkin.figures import serving as charts
 from napkin.prose import glue, glue_markdown
+from napkin.serving import chapter as sv
+from napkin.serving.disagg import transfer_seconds
+from napkin.serving.runs import longest_freeze, max_rate
 from napkin.units import GB, GiB, KiB
 
 S = sv.SETTING
-server = sv.chapter_server()
+server = sv.server()
 ttft_target, tpot_target = sv.targets(server)
 bare = sv.bare_decode_s(server)
 prefill_mean = roofline.mixed_step(server.model, server.roof,
@@ -143,9 +145,21 @@ glue("tpot_factor", S.tpot_slo_factor)
 #   describes its V1 scheduler: "{glue:text}`docs_scheduler`"
 # - **Disaggregated**: prefill instances only prefill (their last prefill step gives the
 #   first token), the cache crosses a network link, and decode instances only decode.
+#
+# The engine, `napkin.serving.engine.ServingEngine`, runs one instance: it schedules a step,
+# times it with equation {eq}`eq-serving-step`, and emits the step's tokens. Its chunked
+# step is the library's own code below. A request is admitted only when the cache of its
+# whole final length fits, so the step never runs out of memory; the prompts already started
+# come before new ones, so a prompt once begun is never overtaken by a later one.
+#
+# ```{literalinclude} ../lib/napkin/serving/engine.py
+# :language: python
+# :pyobject: ServingEngine.schedule_chunked
+# :dedent:
+# ```
 
 # %% tags=["remove-cell"]
-glue("docs_scheduler", sv.quote("vllm_docs_scheduler").split(". ")[1] + ".")
+glue("docs_scheduler", papers.quote("vllm_docs_scheduler").split(". ")[1] + ".")
 
 # %% [markdown]
 # ## A stall, made visible
@@ -155,7 +169,7 @@ glue("docs_scheduler", sv.quote("vllm_docs_scheduler").split(". ")[1] + ".")
 # is one request that was already streaming; each tick is one of its tokens.
 
 # %% tags=["hide-input"]
-runs, lanes, spans = sv.chapter_stall()
+runs, lanes, spans = sv.stall_runs()
 napkin.Figure(
     name="fig-serving-stall",
     chart=charts.stall_timelines(lanes, spans, "Every stream freezes while prompts prefill",
@@ -171,7 +185,7 @@ napkin.Figure(
 plain_label, chunk_label = list(runs)
 rid, prompt_long, start, first_plain = spans[plain_label]
 first_chunk = spans[chunk_label][3]
-freeze = sv.longest_freeze(runs[plain_label], start, first_plain)
+freeze = longest_freeze(runs[plain_label], start, first_plain)
 in_window = lanes.groupby("run")["gap_s"].max()
 glue("tl_budget", S.timeline_budget)
 glue("long_prompt", prompt_long)
@@ -200,7 +214,7 @@ assert in_window[plain_label] > 10 * in_window[chunk_label]
 # and read the percentiles against the budget.
 
 # %% tags=["hide-input"]
-dial = sv.chapter_budget_sweep()
+dial = sv.budget_runs()
 napkin.Figure(
     name="fig-serving-budget",
     chart=charts.budget_dial(dial, S.rate_per_s, "The token budget trades inter-token "
@@ -216,16 +230,15 @@ napkin.Figure(
 at = dial[dial["rate_per_s"] == S.rate_per_s]
 tables.styled(at.assign(
     setup=np.where(at["policy"] == "chunked", at["budget"].map("{:,}".format), "no chunking"),
-    ttft50=(1e3 * at["ttft_p50_s"]).map("{:,.0f}".format),
-    ttft99=(1e3 * at["ttft_p99_s"]).map("{:,.0f}".format),
-    itl50=(1e3 * at["itl_p50_s"]).map("{:,.1f}".format),
-    itl99=(1e3 * at["itl_p99_s"]).map("{:,.1f}".format),
-    gapmax=(1e3 * at["itl_max_s"]).map("{:,.0f}".format),
-    met=at["attainment"].map("{:.0%}".format)),
+    ttft50_ms=1e3 * at["ttft_p50_s"], ttft99_ms=1e3 * at["ttft_p99_s"],
+    itl50_ms=1e3 * at["itl_p50_s"], itl99_ms=1e3 * at["itl_p99_s"],
+    gapmax_ms=1e3 * at["itl_max_s"]),
     "table-serving-budget", {
-        "setup": "Budget (tokens)", "ttft50": "TTFT p50 (ms)", "ttft99": "TTFT p99 (ms)",
-        "itl50": "ITL p50 (ms)", "itl99": "ITL p99 (ms)", "gapmax": "Longest gap (ms)",
-        "met": "Within both targets"})
+        "setup": "Budget (tokens)", "ttft50_ms": "TTFT p50 (ms)", "ttft99_ms": "TTFT p99 (ms)",
+        "itl50_ms": "ITL p50 (ms)", "itl99_ms": "ITL p99 (ms)", "gapmax_ms": "Longest gap (ms)",
+        "attainment": "Within both targets"}, formats={
+        "ttft50_ms": "{:,.0f}", "ttft99_ms": "{:,.0f}", "itl50_ms": "{:,.1f}",
+        "itl99_ms": "{:,.1f}", "gapmax_ms": "{:,.0f}", "attainment": "{:.0%}"})
 
 # %% tags=["remove-cell"]
 d = at.set_index(at["budget"].where(at["policy"] == "chunked", 0))
@@ -296,23 +309,21 @@ assert (at[at["budget"] >= mid]["ttft_p99_s"] < ttft_target).all()
 # queue at once, so the engine never waits for work.
 
 # %%
-sat = sv.chapter_saturation()
+sat = sv.saturation_runs()
 tables.styled(sat.assign(
     setup=np.where(sat["policy"] == "chunked", sat["budget"].map("{:,}".format),
-                   "no chunking"),
-    makespan=sat["makespan_s"].map("{:,.1f}".format),
-    decodes=sat["mean_decodes"].map("{:,.0f}".format),
-    busy=sat["utilisation"].map("{:.0%}".format)),
+                   "no chunking")),
     "table-serving-saturation", {
-        "setup": "Budget (tokens)", "makespan": "All requests done (s)",
-        "throughput_tok_per_s": "Output tokens/s", "decodes": "Decodes per step",
-        "busy": "Arithmetic busy"})
+        "setup": "Budget (tokens)", "makespan_s": "All requests done (s)",
+        "throughput_tok_per_s": "Output tokens/s", "mean_decodes": "Decodes per step",
+        "utilisation": "Arithmetic busy"}, formats={
+        "makespan_s": "{:,.1f}", "mean_decodes": "{:,.0f}", "utilisation": "{:.0%}"})
 
 # %% tags=["remove-cell"]
 st = sat.set_index(sat["budget"].where(sat["policy"] == "chunked", 0))
 big = st.loc[[b for b in S.budgets if b >= mid], "throughput_tok_per_s"]
-glue("docs_itl", sv.quote("vllm_docs_budget_itl"))
-glue("docs_tp_budget", sv.claim("vllm_docs_budget_throughput"))
+glue("docs_itl", papers.quote("vllm_docs_budget_itl"))
+glue("docs_tp_budget", papers.claim("vllm_docs_budget_throughput"))
 glue("sat_spread", big.max() / big.min() - 1)
 glue("sat_best_budget", int(big.idxmax()))
 glue("sat_itl", st.loc[itl_b, "throughput_tok_per_s"])
@@ -350,12 +361,12 @@ link = sv.default_link_bytes_per_s()
 glue("instances", S.instances)
 glue("link_gbs", link / GB)
 glue("link_gbits", 8 * link / 1e9)
-glue("move_mean_ms", 1e3 * float(sv.transfer_seconds(server, S.prompt_mean_tokens, link)))
-glue("move_max_ms", 1e3 * float(sv.transfer_seconds(server, S.max_len, link)))
+glue("move_mean_ms", 1e3 * float(transfer_seconds(server, S.prompt_mean_tokens, link)))
+glue("move_max_ms", 1e3 * float(transfer_seconds(server, S.max_len, link)))
 
 # %% tags=["hide-input"]
-cluster, configs = sv.chapter_cluster()
-target = sv.claim("distserve_attainment") / 100
+cluster, configs = sv.cluster_runs(), sv.cluster_configs()
+target = papers.claim("distserve_attainment") / 100
 napkin.Figure(
     name="fig-serving-goodput",
     chart=charts.goodput(cluster, target, "Goodput: requests served within both targets",
@@ -369,7 +380,7 @@ napkin.Figure(
 )
 
 # %% tags=["remove-cell"]
-rates = {c: sv.max_rate(cluster, c, target) for c in configs}
+rates = {c: max_rate(cluster, c, target) for c in configs}
 k = S.instances
 plain_c, c2048, c512 = f"No chunking x {k}", f"Chunked 2,048 x {k}", f"Chunked 512 x {k}"
 splits = [c for c in configs if "prefill +" in c]
@@ -386,10 +397,10 @@ glue("gain_512_text", ("at least " if rates[c512] >= max(S.cluster_rates_per_s) 
      + f"{rates[c512] / rates[plain_c]:.1f}×")
 glue("rate_512_text", ("at least " if rates[c512] >= max(S.cluster_rates_per_s) else "")
      + f"{rates[c512]:.0f}")
-glue("distserve_low", sv.claim("distserve_goodput"))
-glue("distserve_v1", sv.claim("distserve_goodput_v1"))
-glue("sarathi_low", sv.claim("sarathi_capacity"))
-glue("sarathi_high", sv.claim("sarathi_capacity", "high"))
+glue("distserve_low", papers.claim("distserve_goodput"))
+glue("distserve_v1", papers.claim("distserve_goodput_v1"))
+glue("sarathi_low", papers.claim("sarathi_capacity"))
+glue("sarathi_high", papers.claim("sarathi_capacity", "high"))
 worst_split = min(splits, key=lambda c: np.nan_to_num(rates[c]))
 glue("worst_split", worst_split.lower())
 glue("rate_worst_split", rates[worst_split])
@@ -422,19 +433,19 @@ assert rates[best_split] > rates[plain_c] and rates[c2048] > rates[plain_c]
 split = cluster[cluster["rate_per_s"] == S.split_rate_per_s].set_index("config").loc[
     [c2048, c512, *splits]].reset_index()
 tables.styled(split.assign(
-    ttft50=(1e3 * split["ttft_p50_s"]).map("{:,.0f}".format),
-    ttft99=(1e3 * split["ttft_p99_s"]).map("{:,.0f}".format),
-    tpot99=(1e3 * split["tpot_p99_s"]).map("{:,.1f}".format),
-    itl99=(1e3 * split["itl_p99_s"]).map("{:,.1f}".format),
-    met=split["attainment"].map("{:.0%}".format)),
+    ttft50_ms=1e3 * split["ttft_p50_s"], ttft99_ms=1e3 * split["ttft_p99_s"],
+    tpot99_ms=1e3 * split["tpot_p99_s"], itl99_ms=1e3 * split["itl_p99_s"]),
     "table-serving-split", {
-        "config": "Setup", "ttft50": "TTFT p50 (ms)", "ttft99": "TTFT p99 (ms)",
-        "tpot99": "Per-token p99 (ms)", "itl99": "ITL p99 (ms)", "met": "Within both targets"})
+        "config": "Setup", "ttft50_ms": "TTFT p50 (ms)", "ttft99_ms": "TTFT p99 (ms)",
+        "tpot99_ms": "Per-token p99 (ms)", "itl99_ms": "ITL p99 (ms)",
+        "attainment": "Within both targets"}, formats={
+        "ttft50_ms": "{:,.0f}", "ttft99_ms": "{:,.0f}", "tpot99_ms": "{:,.1f}",
+        "itl99_ms": "{:,.1f}", "attainment": "{:.0%}"})
 
 # %% tags=["remove-cell"]
 sp = split.set_index("config")
 n_pre = int(best_split.split()[0])
-lk = sv.chapter_link(n_pre, k - n_pre).set_index("link_share")
+lk = sv.link_runs(n_pre, k - n_pre).set_index("link_share")
 glue("split_rate", S.split_rate_per_s)
 glue("tpot99_split_ms", 1e3 * sp.loc[best_split, "tpot_p99_s"])
 glue("tpot99_2048_ms", 1e3 * sp.loc[c2048, "tpot_p99_s"])
@@ -522,9 +533,9 @@ glue_markdown("closing_note", "\n".join([
     f"requests/s without chunking, {rates[c2048]:.0f} with chunking at {itl_b:,}, and "
     f"{rates[best_split]:.0f} disaggregated ({best_split.lower()}): "
     f"{rates[best_split] / rates[plain_c]:.1f}x the unchunked goodput, where DistServe "
-    f"reports {sv.claim('distserve_goodput'):.1f}x; chunking gives "
+    f"reports {papers.claim('distserve_goodput'):.1f}x; chunking gives "
     f"{rates[c2048] / rates[plain_c]:.1f}x at {itl_b:,} and "
     f"{'at least ' if rates[c512] >= max(S.cluster_rates_per_s) else ''}"
     f"{rates[c512] / rates[plain_c]:.1f}x at {mid}, where Sarathi-Serve reports "
-    f"{sv.claim('sarathi_capacity'):.1f}-{sv.claim('sarathi_capacity', 'high'):.1f}x.",
+    f"{papers.claim('sarathi_capacity'):.1f}-{papers.claim('sarathi_capacity', 'high'):.1f}x.",
 ]))

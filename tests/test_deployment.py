@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from napkin import deployment, paging, roofline, serving
+import dataclasses
+
+from napkin import deployment, roofline
+from napkin.kvpaging import chapter as paging_chapter
+from napkin.serving import chapter as serving_chapter
 from napkin.roofline import LLAMA_3_3_70B
 from napkin.units import GiB
 
@@ -28,10 +32,26 @@ def test_chips_add_up_and_a_config_mapping_works():
 
 def test_paging_and_serving_agree_with_it():
     d = deployment.deploy("Llama-3.3-70B", "H100 SXM")
-    assert paging.h100_deployment().kv_memory_bytes == pytest.approx(d.kv_memory_bytes,
-                                                                     rel=1e-9)
+    assert paging_chapter.h100_deployment().kv_memory_bytes == pytest.approx(d.kv_memory_bytes,
+                                                                             rel=1e-9)
     four = deployment.deploy(LLAMA_3_3_70B, "H100 SXM", n_chips=4, weights="BF16")
-    assert serving.llama_server().kv_capacity_tokens == four.kv_capacity_tokens
+    assert serving_chapter.server().kv_capacity_tokens == four.kv_capacity_tokens
+
+
+def test_a_stated_kv_memory_replaces_the_arithmetic():
+    """The vLLM paper's Table 1 states 12 GiB of KV memory for OPT-13B on an A100."""
+    model = paging_chapter.paper_model()
+    d = deployment.deploy(model, "A100 SXM", weights="F16", kv_memory_bytes=12 * GiB)
+    assert d.kv_memory_bytes == 12 * GiB and d.stated_kv_memory_bytes == 12 * GiB
+    assert d.kv_capacity_tokens == 12 * GiB // (800 * 1024)
+    assert d.max_context_tokens == 2048 and "FP16" in d.roof.flops_kind
+    derived = deployment.deploy(model, "A100 SXM", weights="F16")
+    assert derived.kv_memory_bytes == pytest.approx(
+        80 * GiB * (1 - deployment.paper_overhead_share()) - 26e9)
+    with pytest.raises(ValueError, match="stated_kv_memory_bytes"):
+        dataclasses.replace(d, stated_kv_memory_bytes=-1.0)
+    with pytest.raises(ValueError, match="exceed"):
+        deployment.deploy(model, "A100 SXM", weights="F16", kv_memory_bytes=70 * GiB)
 
 
 @pytest.mark.parametrize("kwargs,match", [

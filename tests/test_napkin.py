@@ -246,6 +246,17 @@ def test_styled_table_has_a_stable_id():
         tables.styled(df, "t1", {"nope": "x"})
 
 
+def test_styled_table_takes_formats_by_column():
+    df = pd.DataFrame({"share": [0.2041], "gain": [3.456], "tokens_per_s": [1.234]})
+    cols = {"share": "Share", "gain": "Gain", "tokens_per_s": "tok/s"}
+    html = tables.styled(df, "t2", cols, formats={"share": "{:.1%}",
+                                                  "gain": lambda v: f"{v:.1f}x"})
+    html = html._repr_mimebundle_()["text/html"]
+    assert "20.4%" in html and "3.5x" in html and "1.23" in html  # the others as before
+    with pytest.raises(ValueError, match="not shown: nope"):
+        tables.styled(df, "t2", cols, formats={"nope": "{:.1%}"})
+
+
 def test_kib_constant():
     assert 327_680 / KiB == 320
     assert math.isclose(units.KiB * 1024, units.MiB)

@@ -85,19 +85,29 @@ class Shown:
         return {"text/html": self.styler.to_html(), "text/plain": self.frame.to_string(index=False)}
 
 
-def styled(df: pd.DataFrame, table_id: str, columns: dict[str, str]) -> Shown:
-    """A table for the page: chosen columns renamed, units formatted, a stable id."""
+def styled(df: pd.DataFrame, table_id: str, columns: dict[str, str],
+           formats: dict | None = None) -> Shown:
+    """A table for the page: chosen columns renamed, units formatted, a stable id.
+
+    ``formats`` overrides how a column is shown, keyed by its name in ``df``: a format
+    string (``"{:.1%}"``) or a function of the value.
+    """
+    formats = formats or {}
+    unshown = [c for c in formats if c not in columns]
+    if unshown:
+        raise ValueError(f"formats for columns not shown: {', '.join(unshown)}")
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise ValueError(f"columns not in the table: {', '.join(missing)}")
-    formats = {}
+    shown_formats = {}
     for col, title in columns.items():
         for suffix, fmt in DISPLAY_FORMATS.items():
             if col.endswith(suffix):
-                formats[title] = fmt
+                shown_formats[title] = fmt
                 break
         else:  # any other float: four significant digits, never pandas' six decimals
             if pd.api.types.is_float_dtype(df[col]):
-                formats[title] = lambda v: "" if pd.isna(v) else f"{v:,.4g}"
+                shown_formats[title] = lambda v: "" if pd.isna(v) else f"{v:,.4g}"
+    shown_formats |= {columns[col]: fmt for col, fmt in formats.items()}
     shown = df[list(columns)].rename(columns=columns)
-    return Shown(shown, shown.style.format(formats).hide(axis="index").set_uuid(table_id))
+    return Shown(shown, shown.style.format(shown_formats).hide(axis="index").set_uuid(table_id))

@@ -3,7 +3,8 @@ against the paper's own figures and the chapter's simulation."""
 
 from __future__ import annotations
 
-from .. import essay, paging
+from .. import essay, papers
+from ..kvpaging import chapter as paging_chapter
 from .finding import Finding
 
 #: The essay's words about paging's KV waste, which it quotes from the paper.
@@ -12,14 +13,14 @@ NEAR_ZERO_WASTE = "near-zero waste"
 
 def paged_throughput() -> Finding:
     low, high = essay.claim("paged_throughput_low"), essay.claim("paged_throughput_high")
-    p_low = paging.paper_claim("vllm_throughput_gain")
-    p_high = paging.paper_claim("vllm_throughput_gain", "high")
-    oracle = (paging.paper_claim("rate_vs_orca_oracle"),
-              paging.paper_claim("rate_vs_orca_oracle", "high"))
-    worst = (paging.paper_claim("rate_vs_orca_max"),
-             paging.paper_claim("rate_vs_orca_max", "high"))
-    ft = paging.paper_claim("rate_vs_fastertransformer")
-    sim = paging.paper_reproduction().set_index("allocator")
+    p_low = papers.claim("vllm_throughput_gain")
+    p_high = papers.claim("vllm_throughput_gain", "high")
+    oracle = (papers.claim("rate_vs_orca_oracle"),
+              papers.claim("rate_vs_orca_oracle", "high"))
+    worst = (papers.claim("rate_vs_orca_max"),
+             papers.claim("rate_vs_orca_max", "high"))
+    ft = papers.claim("rate_vs_fastertransformer")
+    sim = paging_chapter.paper_reproduction().set_index("allocator")
     return Finding(
         data_says=f"the paper's abstract says {p_low:.0f}-{p_high:.0f}x; its section 6.2 "
                   f"measures {oracle[0]:.1f}-{oracle[1]:.1f}x the request rate of Orca "
@@ -39,10 +40,10 @@ def paged_throughput() -> Finding:
 
 
 def paged_near_zero_waste() -> Finding:
-    in_paper = NEAR_ZERO_WASTE in paging.paper_quote("vllm_near_zero_waste")
-    fig2 = paging.paper_claim("fig2_vllm_token_states") / 100
-    blog = paging.paper_claim("blog_paged_waste", "high") / 100
-    sim = 1 - paging.paper_reproduction().set_index("allocator").loc["paged", "token"]
+    in_paper = NEAR_ZERO_WASTE in papers.quote("vllm_near_zero_waste")
+    fig2 = papers.claim("fig2_vllm_token_states") / 100
+    blog = papers.claim("blog_paged_waste", "high") / 100
+    sim = 1 - paging_chapter.paper_reproduction().set_index("allocator").loc["paged", "token"]
     return Finding(
         data_says=f"the abstract uses these words; its Fig. 2 shows {fig2:.1%} of KV memory "
                   f"holding tokens ({1 - fig2:.1%} not), the launch blog says under {blog:.0%}; "

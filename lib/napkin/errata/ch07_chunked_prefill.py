@@ -3,19 +3,20 @@ documentation and the chapter's simulated scheduler."""
 
 from __future__ import annotations
 
-from .. import essay, serving
+from .. import essay, papers
+from ..serving import chapter as serving_chapter
 from .finding import Finding
 
 
 def chunk_budget_dial() -> Finding:
     itl_b, ttft_b = int(essay.claim("chunk_budget_itl")), int(essay.claim("chunk_budget_ttft"))
-    docs_itl = serving.claim("vllm_docs_budget_itl")
-    docs_tp = serving.claim("vllm_docs_budget_throughput")
-    s = serving.SETTING
-    dial = serving.chapter_budget_sweep()
+    docs_itl = papers.claim("vllm_docs_budget_itl")
+    docs_tp = papers.claim("vllm_docs_budget_throughput")
+    s = serving_chapter.SETTING
+    dial = serving_chapter.budget_runs()
     at = dial[(dial["rate_per_s"] == s.rate_per_s) & (dial["policy"] == "chunked")]
     at = at.set_index("budget")
-    sat = serving.chapter_saturation()
+    sat = serving_chapter.saturation_runs()
     sat = sat[sat["policy"] == "chunked"].set_index("budget")
     itl_holds = at.loc[itl_b, "itl_p99_s"] < at.loc[ttft_b, "itl_p99_s"]
     return Finding(
