@@ -10,7 +10,7 @@ from ..charts import PALETTE, responsive
 
 SPLIT_COLORS = {"fitted on": PALETTE["prefill"], "held out": PALETTE["decode"]}
 MODEL_COLORS = {"calibrated step model": PALETTE["nvidia"], "plain roofline": PALETTE["ceiling"]}
-CHIP_COLORS = {"H100 SXM": PALETTE["nvidia"], "H200": "#1f6f3f", "B200": "#8fcf6f",
+CHIP_COLORS = {"H100 SXM": PALETTE["nvidia"], "H200": "#17607d", "B200": "#8e6c1f",
                "MI300X": PALETTE["amd"]}
 
 
@@ -77,7 +77,7 @@ def gain(table: pd.DataFrame, title: str) -> alt.Chart:
             alt.Tooltip("bias:Q", title="Bias (median error)", format="+.0%")]
     color = alt.Color("model:N", title=None, sort=list(MODEL_COLORS), scale=alt.Scale(
         domain=list(MODEL_COLORS), range=list(MODEL_COLORS.values())))
-    y = alt.Y("group:N", sort=order, title=None, axis=alt.Axis(labelLimit=170))
+    y = alt.Y("group:N", sort=order, title=None, axis=alt.Axis(labelLimit=200))
     offset = alt.YOffset("model:N", sort=list(MODEL_COLORS))
     x = alt.X("median:Q", title="absolute error, held-out rows (log scale)",
               scale=alt.Scale(type="log"), axis=alt.Axis(format="%"))
