@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -687,6 +688,78 @@ def write_model_configs(research: Path, overwrite: bool) -> None:
         print(f"wrote  data/models/{out.name}")
 
 
+# -- chapter 9: published serving measurements and what reading them needs ------------------
+
+#: The book's research notes for the validation chapter: MLPerf dataset lengths and latency
+#: limits, submission configs (tensor and pipeline parallelism, batch caps, formats) and the
+#: configs of the models the measurements ran (see scripts/research/mlperf/REPORT.md).
+MLPERF_RESEARCH = ROOT / "scripts" / "research" / "mlperf"
+#: The measured models the book's catalog lacks, added to data/models.csv and data/models/.
+#: Left out: DeciLM-7B (a different KV-head count per layer), BLOOM-7B1 (no context length in
+#: its config), GPT-J-6B and OPT-6.7B (two-matrix MLPs, outside the llama-style parameter
+#: count the catalog is checked against), Llama-3-8B (only a row the chapter declines),
+#: DeepSeek-R1 (the DeepSeek-V3 transformer, already in the catalog).
+VALIDATION_MODELS = ("Mixtral-8x7B", "Llama-3-70B", "Qwen2-7B", "Qwen1.5-7B", "Aquila-7B",
+                     "LLaMA-7B")
+_COMMIT_PATH = re.compile(r"(\S+) @([0-9a-f]{40})")
+
+
+def mlperf_llm(research: Path) -> list[dict]:
+    """MLPerf Inference LLM results as the shared drop has them, plus a ``source_url``: the
+    result file at its commit in the results repository the row names."""
+    rows = []
+    for r in read(research / "serving" / "mlperf_llm.csv"):
+        found = _COMMIT_PATH.findall(r["source_path_or_url"])
+        repo = r["source_repo"].split(" ")[0]
+        if found:
+            path, commit = found[-1]
+            url = f"https://github.com/{repo}/blob/{commit}/{path}"
+        else:
+            url = f"https://github.com/{repo}"
+        rows.append({**r, "source_url": url})
+    return rows
+
+
+def serving_measurements(research: Path) -> list[dict]:
+    """Engine and vendor serving measurements, unchanged (each row has its source_url)."""
+    return read(research / "serving" / "serving_measurements.csv")
+
+
+def mlperf_datasets(research: Path) -> list[dict]:
+    """Input and output lengths and latency limits of each MLPerf LLM benchmark's dataset."""
+    keep = ("benchmark_model", "dataset", "input_mean_tokens", "input_median_tokens",
+            "input_max_tokens", "output_mean_tokens", "output_max_tokens",
+            "ttft_limit_server_ms", "tpot_limit_server_ms", "ttft_limit_interactive_ms",
+            "tpot_limit_interactive_ms", "confidence", "source_url", "note")
+    return [{k: r[k] for k in keep} for r in read(MLPERF_RESEARCH / "datasets.csv")]
+
+
+def mlperf_system_configs(research: Path) -> list[dict]:
+    """Tensor and pipeline parallelism, batch cap and formats of MLPerf submissions."""
+    return read(MLPERF_RESEARCH / "system_configs.csv")
+
+
+def validation_model_rows() -> list[dict]:
+    """data/models.csv rows for :data:`VALIDATION_MODELS`, from the chapter's research."""
+    return [r for r in read(MLPERF_RESEARCH / "models.csv") if r["model"] in VALIDATION_MODELS]
+
+
+def models_with_validation(research: Path) -> list[dict]:
+    return model_index(research) + validation_model_rows()
+
+
+def write_validation_model_configs(overwrite: bool) -> None:
+    """data/models/<name>.json for :data:`VALIDATION_MODELS`, as the research wrote them."""
+    for r in validation_model_rows():
+        out = ROOT / "data" / r["config_file"]
+        if out.exists() and not overwrite:
+            print(f"keep   data/{r['config_file']} (exists; --overwrite to rebuild)")
+            continue
+        cfg = json.loads((MLPERF_RESEARCH / r["config_file"]).read_text())
+        out.write_text(json.dumps(cfg, indent=2) + "\n")
+        print(f"wrote  data/{r['config_file']}")
+
+
 TABLES = {
     "hardware_specs.csv": hardware,
     "apple_silicon_llama2_7b.csv": apple,
@@ -698,9 +771,13 @@ TABLES = {
     "spark_bench_llamacpp.csv": spark_bench,
     "strix_halo_llamacpp.csv": strix_halo,
     "gpt_oss_llamacpp.csv": gpt_oss_guide,
-    "models.csv": model_index,
+    "models.csv": models_with_validation,
     "serving_links.csv": serving_links,
     "machine_prices.csv": machine_prices,
+    "mlperf_llm.csv": mlperf_llm,
+    "serving_measurements.csv": serving_measurements,
+    "mlperf_datasets.csv": mlperf_datasets,
+    "mlperf_system_configs.csv": mlperf_system_configs,
 }
 
 
@@ -727,6 +804,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp.replace(out)
         print(f"wrote  data/{name} ({len(rows)} rows)")
     write_model_configs(args.research, args.overwrite)
+    write_validation_model_configs(args.overwrite)
     return 0
 
 

@@ -23,7 +23,11 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             # the unit is in the same row's `unit` column (serving_papers_claims.csv)
             "value_low", "value_high",
             # the currency is in the same row's `currency` column (machine_prices.csv)
-            "price"}
+            "price",
+            # chapter 9: counts and a fraction, and the measurement tables' own column names,
+            # kept so that published rows in their schema can be dropped in unchanged
+            "n_accelerators", "per_accelerator_value", "accuracy_field_tokens_per_sample",
+            "n_gpus", "max_batch", "share_of_chip"}
 SOURCE = re.compile(r"(?:https?://\S+|^essay#[a-z0-9-]+$)")
 
 
