@@ -117,7 +117,7 @@ def quantization_cut() -> Finding:
         conclusion_holds=bool(gain > 1),
         explanation="The ceiling moves with the bytes, as the essay says; the measured speed "
                     "moves less, because part of each token's time does not shrink with the "
-                    f"bytes. On the {len(fit)} Apple chips run at F16, Q8_0 and Q4_0, a fixed "
+                    f"bytes. On the {len(fit)} Apple GPU configurations run at F16, Q8_0 and Q4_0, a fixed "
                     f"cost of {fit['fixed_s'].min() * 1e3:.0f} to "
                     f"{fit['fixed_s'].max() * 1e3:.0f} ms per token fitted to F16 and Q8_0 "
                     f"predicts the Q4_0 time to a median {fit['residual_s'].median() * 1e3:.1f} "
