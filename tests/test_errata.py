@@ -140,6 +140,7 @@ def test_sources_typed_in_the_table_are_the_datas():
     assert rows["llama33_config_reading"] == llama
     assert rows["decode_crossover_with_kv"] == roofline.LLAMA_3_3_70B_SOURCE
     assert rows["spark_petaflop"] == phases.NATIVE_MXFP4_SOURCE
+    assert rows["spark_datacenter_compute"] == rows["spark_specs"]
 
 
 def test_errata_cards_put_differences_first_and_escape_text():

@@ -153,7 +153,9 @@ def ratio_strip(df: pd.DataFrame, essay_gap: float,
                  alt.Tooltip("pp_tok_per_s:Q", title="Prefill (tok/s)", format=",.1f"),
                  alt.Tooltip("tg_tok_per_s:Q", title="Decode (tok/s)", format=",.2f"),
                  alt.Tooltip("ratio:Q", title="Ratio", format=".1f"),
-                 alt.Tooltip("confidence:N", title="Confidence in the figure")],
+                 alt.Tooltip("confidence:N", title="Confidence in the figure")]
+        + ([alt.Tooltip("flash_attention:N", title="Flash attention")]
+           if "flash_attention" in df else []),
     ).transform_calculate(
         # a deterministic spread inside each row, from the ratio itself
         jitter="(((datum.pp_tok_per_s * 7919 + datum.tg_tok_per_s * 104729) % 1000) / 500) - 1")
@@ -162,7 +164,7 @@ def ratio_strip(df: pd.DataFrame, essay_gap: float,
             x="x:Q", tooltip=[alt.Tooltip("label:N", title="Rule"),
                               alt.Tooltip("x:Q", title="Ratio", format=".0f")])
     return responsive(rule + points, 70 * len(families) + 40, alt.Title(
-        title, subtitle="each point: one machine and model, prefill over decode tokens/s"))
+        title, subtitle="each point: one published run, prefill over decode tokens/s"))
 
 
 def like_for_like(df: pd.DataFrame) -> alt.Chart:
@@ -187,7 +189,9 @@ def like_for_like(df: pd.DataFrame) -> alt.Chart:
                  alt.Tooltip("pp_tok_per_s:Q", title="Prefill (tok/s)", format=",.1f"),
                  alt.Tooltip("tg_tok_per_s:Q", title="Decode (tok/s)", format=",.2f"),
                  alt.Tooltip("ratio:Q", title="Ratio", format=".1f"),
-                 alt.Tooltip("confidence:N", title="Confidence in the figure")],
+                 alt.Tooltip("confidence:N", title="Confidence in the figure")]
+        + ([alt.Tooltip("flash_attention:N", title="Flash attention")]
+           if "flash_attention" in df else []),
     ).transform_calculate(
         jitter="(((datum.pp_tok_per_s * 7919 + datum.tg_tok_per_s * 104729) % 1000) / 500) - 1")
     return responsive(points, 70 * len(order) + 40, alt.Title(
