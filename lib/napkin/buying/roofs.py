@@ -26,9 +26,9 @@ from .. import hardware, phases, roofline, tables
 BACKEND = {"NVIDIA": "CUDA", "AMD": "ROCm", "Apple": "Metal"}
 #: The arithmetic kinds a machine's roof may be read in.
 ARITHMETIC = ("fp16", "int8", "fp8", "fp4")
-VULKAN_SOURCE = ("https://github.com/ggml-org/llama.cpp/pull/12015 (ggml-vulkan matmul: "
-                 "quantized weights dequantized to FP16 for KHR/NV cooperative-matrix "
-                 "shaders; integer dot products only on GPUs without matrix cores, PR 12135)")
+VULKAN_SOURCE = ("https://github.com/ggml-org/llama.cpp/pull/12015 (ggml-vulkan matmul "
+                 "dequantization: quantized weights dequantized to FP16 for the "
+                 "cooperative-matrix shaders of GPUs with matrix units)")
 DERIVED = " (derived, not vendor-stated)"
 _CORES = re.compile(r"(\d+)-core GPU")
 
