@@ -247,7 +247,8 @@ def test_h100_deployment_arithmetic():
                                               - 70.5537e9)
     assert d.roof.flops_per_s == 1978.9e12 and "FP8" in d.roof.flops_kind  # FP8 weights, roof
     assert d.kv_capacity_tokens == int(d.kv_memory_bytes // 327_680)
-    assert deployment.paper_overhead_share() == pytest.approx((40 - 26 - 12) / 40)
+    assert deployment.paper_overhead_share() == pytest.approx(
+        (40 * GiB - 26e9 - 12 * GiB) / (40 * GiB))
 
 
 def test_step_seconds_is_a_roofline():
