@@ -429,6 +429,7 @@ def scheduling_claims(found: list[dict]) -> list[dict]:
 LINKS = [
     {"link": "400 Gb/s InfiniBand NIC (one of ten in an 8 x H200 system)",
      "stated": "10x 400Gbe Infiniband", "bandwidth_GB_per_s": 50,
+     "nics_in_system": 10, "gpus_in_system": 8,
      "system": "NVIDIA H200-SXM-141GBx8 (MLPerf Inference v4.1 closed submission)",
      "source_url": "https://github.com/mlcommons/inference_results_v4.1/blob/main/closed/"
                    "NVIDIA/systems/H200-SXM-141GBx8_TRT_MaxQ.json",
