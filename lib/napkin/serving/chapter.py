@@ -15,6 +15,7 @@ from .. import models, papers, roofline, tables
 from ..deployment import Deployment, deploy
 from ..memo import experiment
 from ..units import GB, require_positive
+from ..workloads import DEFAULT_SIGMA
 from .disagg import disaggregate, transfer_seconds
 from .runs import LABELS, longest_freeze, max_rate, simulate, stall_window, timelines
 from .traffic import Traffic, traffic
@@ -26,7 +27,8 @@ class Setting:
 
     One instance is Llama 3.3 70B at ``weights`` on ``gpus`` of ``chip`` working as one. The
     traffic is a chat service where some users paste documents: lognormal lengths (the
-    paging chapter's shape) with these means, cut at ``max_len``, seeded with ``seed``. The
+    paging chapter's shape and spread, ``sigma``) with these means, cut at ``max_len``,
+    seeded with ``seed``. The
     latency targets are a first token within ``ttft_slo_s`` and a mean time per later token
     within ``tpot_slo_factor`` times one bare decode step (the weights read once, nobody else
     running); ``tpot_slo_factors`` are the looser and tighter targets the goodput ranking is
@@ -38,6 +40,7 @@ class Setting:
     weights: str = "BF16"
     prompt_mean_tokens: float = 2048
     output_mean_tokens: float = 256
+    sigma: float = DEFAULT_SIGMA
     max_len: int = 32768
     seed: int = 7
     n_requests: int = 600
@@ -58,7 +61,8 @@ class Setting:
     def traffic(self, rate_per_s: float | None = None, n: int | None = None) -> Traffic:
         return traffic(self.rate_per_s if rate_per_s is None else rate_per_s,
                        self.n_requests if n is None else n, self.prompt_mean_tokens,
-                       self.output_mean_tokens, max_len=self.max_len, seed=self.seed)
+                       self.output_mean_tokens, sigma=self.sigma, max_len=self.max_len,
+                       seed=self.seed)
 
 
 SETTING = Setting()
