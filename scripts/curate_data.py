@@ -260,6 +260,15 @@ TABLE1_13B = {"gpu_memory": (40, "GB (as printed)", "Total GPU memory"),
               "parameter_size": (26, "GB (as printed)", "Parameter size"),
               "kv_memory": (12, "GB (as printed)", "Memory for KV cache"),
               "kv_slots": (15700, "tokens (printed as 15.7K)", "Max. # KV cache slots")}
+#: How each "GB" of Table 1 reads in bytes (napkin.deployment.paper_table1_bytes).
+TABLE1_NOTES = {
+    "gpu_memory": "A vendor capacity, binary like every capacity in the book: 40 GiB.",
+    "parameter_size": "Decimal GB: 13e9 FP16 parameters x 2 bytes = 26e9 bytes (26 GiB would "
+                      "be 14 billion parameters).",
+    "kv_memory": "The table's KV GB are binary: 12 x 2^30 bytes / 800 KiB per token = 15,729 "
+                 "slots, the printed 15.7K.",
+    "kv_slots": "The table's KV GB are binary: 12 x 2^30 bytes / 800 KiB per token = 15,729 "
+                "slots, the printed 15.7K."}
 VLLM_BLOCK_MANAGER = ("https://github.com/vllm-project/vllm/blob/"
                       "9a4b60a4c91d972116c01e818048ab8868542d62/vllm/core/block_manager.py")
 
@@ -338,8 +347,7 @@ def serving_claims(research: Path) -> list[dict]:
         rows.append(_claim(
             f"table1_13b_{key}", "Table 1 (13B column)", f"{label}: {value}", value, value, unit,
             model="OPT-13B", hardware="A100 (40 GB)", verification=TABLE_READING,
-            note="The table's GB are binary: 12 x 2^30 bytes / 800 KiB per token = 15,729 "
-                 "slots, the printed 15.7K." if key in ("kv_memory", "kv_slots") else ""))
+            note=TABLE1_NOTES[key]))
     rows.append(_claim(
         "vllm_admission_watermark", "vllm/core/block_manager.py (SelfAttnBlockSpaceManager)",
         "watermark: float = 0.01 ... if num_free_gpu_blocks - num_required_blocks >= "
@@ -422,6 +430,7 @@ def scheduling_claims(found: list[dict]) -> list[dict]:
 LINKS = [
     {"link": "400 Gb/s InfiniBand NIC (one of ten in an 8 x H200 system)",
      "stated": "10x 400Gbe Infiniband", "bandwidth_GB_per_s": 50,
+     "nics_in_system": 10, "gpus_in_system": 8,
      "system": "NVIDIA H200-SXM-141GBx8 (MLPerf Inference v4.1 closed submission)",
      "source_url": "https://github.com/mlcommons/inference_results_v4.1/blob/main/closed/"
                    "NVIDIA/systems/H200-SXM-141GBx8_TRT_MaxQ.json",

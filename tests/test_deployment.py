@@ -16,7 +16,9 @@ from napkin.units import GiB
 def test_kv_memory_is_binary_capacity_less_overhead_less_weights():
     d = deployment.deploy("Llama-3.3-70B", "H100 SXM")
     share = deployment.paper_overhead_share()
-    assert share == pytest.approx((40 - 26 - 12) / 40)
+    # Table 1 in bytes: a 40 GiB card, 26e9 bytes of FP16 weights, 12 GiB of KV cache
+    assert share == pytest.approx((40 * GiB - 26e9 - 12 * GiB) / (40 * GiB))
+    assert share == pytest.approx(0.0946, abs=1e-4)  # not the 5 % of the printed numbers
     assert d.kv_memory_bytes == pytest.approx(80 * GiB * (1 - share) - 70.5537e9, rel=1e-6)
     assert d.kv_capacity_tokens == int(d.kv_memory_bytes // 327_680)
     assert "FP8" in d.roof.flops_kind  # 8-bit weights run on the FP8 tensor cores
@@ -28,6 +30,15 @@ def test_chips_add_up_and_a_config_mapping_works():
     assert one.roof.n_chips == 4 and one.roof.capacity_bytes == 4 * 80 * GiB
     assert one.model.weight_bytes == pytest.approx(2 * one.model.params)
     assert "FP16" in one.roof.flops_kind
+
+
+def test_table1_reads_each_gb_as_what_it_is():
+    t = deployment.paper_table1_bytes()
+    assert t == {"gpu": 40 * GiB, "parameters": 26e9, "kv": 12 * GiB}
+    # only binary KV gigabytes give the printed 15.7K slots at 800 KiB per token
+    assert round(t["kv"] / (800 * 1024), -2) == 15_700
+    # 13 billion FP16 weights are 26e9 bytes; 26 GiB would be 14 billion
+    assert t["parameters"] / 2 == pytest.approx(13e9)
 
 
 def test_paging_and_serving_agree_with_it():

@@ -247,7 +247,8 @@ def test_h100_deployment_arithmetic():
                                               - 70.5537e9)
     assert d.roof.flops_per_s == 1978.9e12 and "FP8" in d.roof.flops_kind  # FP8 weights, roof
     assert d.kv_capacity_tokens == int(d.kv_memory_bytes // 327_680)
-    assert deployment.paper_overhead_share() == pytest.approx((40 - 26 - 12) / 40)
+    assert deployment.paper_overhead_share() == pytest.approx(
+        (40 * GiB - 26e9 - 12 * GiB) / (40 * GiB))
 
 
 def test_step_seconds_is_a_roofline():
@@ -305,6 +306,53 @@ def test_chapter_runs_are_computed_once_and_handed_out_as_copies():
     assert (b["token"] > 0).all()
     assert ch.paper_run()[1] is not ch.paper_run()[1]  # a fresh dict of the same runs
     assert ch.paper_run()[1]["paged"] is ch.paper_run()[1]["paged"]
+
+
+def test_fig2_gaps_set_each_labelled_segment_beside_the_simulation():
+    repro = pd.DataFrame([
+        {"allocator": "max", "label": "Orca (Max)", "token": 0.25, "reserved": 0.10,
+         "internal": 0.55, "external": 0.08, "free": 0.02},
+        {"allocator": "paged", "label": "Paged (vLLM)", "token": 0.97, "reserved": 0.01,
+         "internal": 0.0, "external": 0.0, "free": 0.02}])
+    g = ch.fig2_gaps(repro).set_index(["allocator", "segment"])
+    # Orca (Max): all four segments are labelled in Fig. 2 (20.4, 13.3, 57.3, 8.9)
+    assert g.loc[("max", "Token states"), "gap_points"] == pytest.approx(25 - 20.4)
+    assert g.loc[("max", "Reserved for future tokens"), "gap_points"] == pytest.approx(10 - 13.3)
+    assert g.loc[("max", "Internal fragmentation"), "gap_points"] == pytest.approx(55 - 57.3)
+    # "external fragmentation & others": the simulation's external and free memory together
+    assert g.loc[("max", "External fragmentation"), "gap_points"] == pytest.approx(10 - 8.9)
+    # vLLM's bar labels only its token states
+    assert list(g.loc["paged"].index) == ["Token states"]
+    assert g.loc[("paged", "Token states"), "gap_points"] == pytest.approx(97 - 96.3)
+
+
+def test_a_defensible_spread_fits_both_figures():
+    fit = pd.DataFrame({"sigma": [0.25, 0.5, 0.75, 1.0, 1.25],
+                        "share_gap_points": [5.0, 3.0, 2.8, 5.1, 7.0],
+                        "batch_gap": [0.45, 0.29, 0.10, 0.12, 0.20]})
+    # Fig. 2 alone would allow 0.25 to 1.0 (gaps within 5.6 points); Fig. 13 (within 0.20)
+    # rules out 0.25 and 0.5, and Fig. 2 rules out 1.25
+    assert list(ch.defensible_spreads(fit)["sigma"]) == [0.75, 1.0]
+    assert list(ch.defensible_spreads(fit, factor=1)["sigma"]) == [0.75]
+    with pytest.raises(ValueError, match="factor"):
+        ch.defensible_spreads(fit, factor=0.5)
+
+
+def test_mean_standard_error_of_lognormal_lengths():
+    # sigma = 1: the standard deviation is sqrt(e - 1) = 1.3108 times the mean
+    assert workloads.mean_standard_error(161.31, 1.0, 1000) == pytest.approx(
+        161.31 * 1.31083 / math.sqrt(1000), rel=1e-4)
+    assert workloads.mean_standard_error(2048, 1.0, 600) == pytest.approx(109.6, abs=0.1)
+    assert workloads.mean_standard_error(500, 0.0, 10) == 0.0  # identical lengths
+    # the sampler agrees: means of many seeds spread by about this much
+    wl = workloads.Workload("test", 200.0, 100.0, 1.0)
+    means = [workloads.sample_requests(wl, 400, 10**6, s).prompt.mean() for s in range(300)]
+    assert np.std(means) == pytest.approx(workloads.mean_standard_error(200.0, 1.0, 400),
+                                          rel=0.15)
+    for kwargs, field in [({"mean_tokens": 0}, "mean_tokens"), ({"sigma": -1}, "sigma"),
+                          ({"n": 0}, "n")]:
+        with pytest.raises(ValueError, match=field):
+            workloads.mean_standard_error(**({"mean_tokens": 100, "sigma": 1, "n": 10} | kwargs))
 
 
 # -- bad input --------------------------------------------------------------------------------

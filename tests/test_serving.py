@@ -226,6 +226,32 @@ def test_max_rate_interpolates_the_attainment_curve():
     assert runs.max_rate(sweep.assign(attainment=1.0), "x", 0.9) == 3.0
 
 
+def test_goodput_says_when_it_is_only_a_bound():
+    import pandas as pd
+    sweep = pd.DataFrame({"config": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,
+                          "rate_per_s": [1.0, 2.0, 3.0] * 3,
+                          "attainment": [1.0, 0.95, 0.5, 1.0, 0.99, 0.91, 0.8, 0.5, 0.1]})
+    g = sv.goodput(sweep, 0.9).set_index("config")
+    assert g.loc["a", "goodput_req_per_s"] == pytest.approx(2 + 0.05 / 0.45)
+    assert not g.loc["a", "capped"] and not g.loc["a", "missed"]
+    assert g.loc["b", "goodput_req_per_s"] == 3.0 and g.loc["b", "capped"]  # at least 3
+    assert np.isnan(g.loc["c", "goodput_req_per_s"]) and g.loc["c", "missed"]
+
+
+def test_per_token_targets_are_multiples_of_the_bare_step(server):
+    bare = sv.bare_decode_s(server)
+    assert sv.targets(server) == (sv.SETTING.ttft_slo_s, sv.SETTING.tpot_slo_factor * bare)
+    assert sv.targets(server, tpot_slo_factor=3)[1] == pytest.approx(3 * bare)
+    with pytest.raises(ValueError, match="tpot_slo_factor"):
+        sv.targets(server, tpot_slo_factor=0)
+
+
+def test_an_instance_would_share_the_systems_nics():
+    # ten 400 Gb/s NICs for eight GPUs: five for a 4-GPU instance
+    assert sv.nics_per_instance() == pytest.approx(10 / 8 * sv.SETTING.gpus)
+    assert sv.default_link_bytes_per_s() == 50e9
+
+
 # -- the engine, step by step on a hand-made queue ---------------------------------------------
 
 def test_chunked_prefill_step_by_step(server):

@@ -6,11 +6,11 @@ computes and reads), the roof of the chips together (their FLOP/s for the arithm
 weights run in, their bandwidth, their binary capacity) and the memory left for the cache once
 the weights and the runtime's own share are taken. They are decided here, once.
 
-The runtime's share defaults to the vLLM paper's own accounting (its Table 1: 40 GiB of A100
-memory, 26 GB of OPT-13B weights, 12 GiB of KV cache; the rest, activations and buffers).
-Where a source states the KV memory itself (that same Table 1, which chapter 6 replays), the
-deployment carries the stated figure instead of the arithmetic (``deploy(...,
-kv_memory_bytes=...)``).
+The runtime's share defaults to the vLLM paper's own accounting, read in bytes
+(:func:`paper_overhead_share`: its Table 1 prints 40 "GB" of A100 memory, 26 "GB" of OPT-13B
+weights and 12 "GB" of KV cache; the rest is activations and buffers). Where a source states
+the KV memory itself (that same Table 1, which chapter 6 replays), the deployment carries the
+stated figure instead of the arithmetic (``deploy(..., kv_memory_bytes=...)``).
 """
 
 from __future__ import annotations
@@ -20,15 +20,32 @@ from typing import Mapping
 
 from . import catalog, kvcache, papers, roofline
 from .models import bits_per_weight
-from .units import GiB, require_positive
+from .units import GB, GiB, require_positive
+
+
+def paper_table1_bytes() -> dict[str, float]:
+    """The vLLM paper's Table 1 (OPT-13B on one A100) in bytes, each "GB" read as what it is.
+
+    The table prints every figure as "GB", but they are not one unit. The GPU memory is a
+    vendor capacity, binary like every capacity in this book (the A100's 40 GB are 40 GiB).
+    The KV memory is binary too: only 12 GiB give the printed 15.7K slots at 800 KiB per
+    token (12 decimal GB would give 14.6K). The parameters are decimal: 13 billion FP16
+    weights are 26e9 bytes, where 26 GiB would be 14 billion.
+    """
+    return {"gpu": papers.claim("table1_13b_gpu_memory") * GiB,
+            "parameters": papers.claim("table1_13b_parameter_size") * GB,
+            "kv": papers.claim("table1_13b_kv_memory") * GiB}
 
 
 def paper_overhead_share() -> float:
     """Share of GPU memory that is neither weights nor KV in the vLLM paper's Table 1 (13B):
-    activations and the runtime's own buffers."""
-    total = papers.claim("table1_13b_gpu_memory")
-    return (total - papers.claim("table1_13b_parameter_size")
-            - papers.claim("table1_13b_kv_memory")) / total
+    activations and the runtime's own buffers, in bytes (:func:`paper_table1_bytes`).
+
+    Subtracting the printed numbers as if they shared a unit, (40 - 26 - 12) / 40, gives 5 %;
+    in bytes the rest is 9.5 % of the card.
+    """
+    t = paper_table1_bytes()
+    return (t["gpu"] - t["parameters"] - t["kv"]) / t["gpu"]
 
 
 @dataclass(frozen=True)

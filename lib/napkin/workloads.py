@@ -48,6 +48,17 @@ def workload(name: str = "ShareGPT", sigma: float = DEFAULT_SIGMA) -> Workload:
                     sigma=float(sigma))
 
 
+def mean_standard_error(mean_tokens: float, sigma: float, n: int) -> float:
+    """How far the mean of ``n`` lognormal lengths of this mean and spread typically lands
+    from its target (before any cut): the lognormal's standard deviation,
+    ``mean * sqrt(exp(sigma**2) - 1)``, over ``sqrt(n)``. A chapter quotes it beside a sample's
+    realised mean, so that a reader can tell a low draw from a biased sampler."""
+    mean = require_positive("mean_tokens", mean_tokens)
+    sigma = require_positive("sigma", sigma, allow_zero=True)
+    n = require_whole("n", n, 1)
+    return mean * math.sqrt(math.expm1(sigma ** 2)) / math.sqrt(n)
+
+
 @dataclass(frozen=True)
 class Requests:
     """A queue of requests: prompt and output lengths in tokens, arrival step."""

@@ -213,6 +213,44 @@ def spread_against_paper(spread: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: Fig. 2's labelled segments, by the simulation's category they correspond to (the paper's
+#: "external fragmentation & others" is the simulation's external and free memory together).
+FIG2_SEGMENTS = {"token": ("token_states",), "reserved": ("reservation",),
+                 "internal": ("internal_fragmentation",),
+                 "external": ("external_fragmentation_and_others",)}
+
+
+def fig2_gaps(repro: pd.DataFrame) -> pd.DataFrame:
+    """Every segment the paper's Fig. 2 labels, beside the simulation's share of the same
+    memory (a :func:`paper_run` table): one row per allocator and segment, with the gap in
+    percentage points (simulated minus paper)."""
+    labelled = set(papers.table()["claim"])
+    rows = []
+    for _, r in repro.iterrows():
+        for category, (segment,) in FIG2_SEGMENTS.items():
+            claim = f"fig2_{PAPER_SYSTEMS[r['allocator']]}_{segment}"
+            if claim not in labelled:
+                continue
+            simulated = r[category] + (r["free"] if category == "external" else 0.0)
+            paper = papers.claim(claim) / 100
+            rows.append({"allocator": r["allocator"], "label": r["label"],
+                         "segment": CATEGORY_LABELS[category], "simulated": simulated,
+                         "paper": paper, "gap_points": 100 * (simulated - paper)})
+    return pd.DataFrame(rows)
+
+
+def defensible_spreads(fit: pd.DataFrame, factor: float = 2.0) -> pd.DataFrame:
+    """The spreads of a :func:`spread_against_paper` table that both of the paper's figures
+    allow: within ``factor`` times the best gap to Fig. 2's token shares *and* within
+    ``factor`` times the best gap to Fig. 13's batches. A spread that matches one figure
+    while missing the other is not a reading of the paper."""
+    if factor < 1:
+        raise ValueError(f"factor must be at least 1 (the best spread itself), got {factor!r}")
+    ok = ((fit["share_gap_points"] <= factor * fit["share_gap_points"].min())
+          & (fit["batch_gap"] <= factor * fit["batch_gap"].min()))
+    return fit[ok]
+
+
 def strips(results: dict[str, Result]) -> pd.DataFrame:
     """Each snapshot as runs of adjacent slots with one category and owner (for drawing)."""
     rows = []
