@@ -24,8 +24,7 @@
 # variant, or two sources that disagree with each other. Each row is computed when the book
 # is built, from `data/essay_claims.csv` (the essay's side, in the words of
 # `data/errata_checks.csv`) and the sourced tables (the data's side), by the checks in
-# `napkin.errata`, one module per chapter; none is typed in. The rows follow the chapters
-# that check them, in the book's order.
+# `napkin.errata`, one module per chapter; none is typed in.
 #
 # Of the {glue:text}`n_checks:d` checks, {glue:text}`n_differ:d` find a difference, and in
 # {glue:text}`n_holds:d` of those the essay's conclusion survives it.
@@ -34,7 +33,7 @@
 from napkin import errata, tables
 from napkin.prose import glue
 
-found = errata.all_errata().sort_values("chapter", kind="stable", ignore_index=True)
+found = errata.all_errata()
 differ = found[found["verdict"] != "agrees"]
 glue("n_checks", len(found))
 glue("n_differ", len(differ))
