@@ -104,8 +104,8 @@ def capacity_turn(curves: pd.DataFrame, essay_point: dict, default_model: str) -
                  alt.Tooltip("kv_GiB:Q", title="KV cache (GiB)", format=",.1f")])
     return responsive((lines + turns + essay).add_params(pick), 340, alt.Title(
         "Past a short context, no batch that fits is compute-bound",
-        subtitle="8-bit weights on FP8 tensor cores, 16-bit cache; dashed: the batch that "
-                 "would reach the ridge"))
+        subtitle="8-bit weights on FP8 tensor cores, attention over a 16-bit cache at FP16; "
+                 "dashed: the batch that would reach the ridge"))
 
 
 def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float],
