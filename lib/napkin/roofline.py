@@ -140,9 +140,9 @@ def arithmetic_for(weight_format: str, backend: str = "CUDA") -> str:
 #: kernels (more than 16 tokens) through cuBLAS with FP16 accumulation (``CUBLAS_COMPUTE_16F``;
 #: FP32 only on Volta, CDNA and RDNA4, or where a graph asks for F32 precision), and BF16
 #: weights with FP32 accumulation. GeForce cards run FP16 accumulation twice as fast as FP32.
+#: (ggml_cuda_mul_mat, ggml_cuda_mul_mat_cublas and batched_mul_mat_traits, at this commit.)
 ACCUMULATE_SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/"
-                     "00108827d87949b538ad1821f81a6b111827fcda/ggml/src/ggml-cuda/ggml-cuda.cu "
-                     "(ggml_cuda_mul_mat_cublas and batched_mul_mat_traits)")
+                     "00108827d87949b538ad1821f81a6b111827fcda/ggml/src/ggml-cuda/ggml-cuda.cu")
 
 
 def peak_for(chip_name: str, weight_format: str, backend: str = "CUDA") -> hardware.Peak:
