@@ -302,6 +302,20 @@ def test_styled_table_takes_formats_by_column():
         tables.styled(df, "t2", cols, formats={"nope": "{:.1%}"})
 
 
+def test_styled_bytes_are_shown_in_the_unit_the_title_names():
+    """A bytes column becomes GB only where its title says GB: chapter 5 once showed the
+    2,048 bytes per token of a small cache as 0.00."""
+    df = pd.DataFrame({"kv_bytes_per_token": [2048], "bytes_per_token": [3.5e9],
+                       "bandwidth_bytes_per_s": [3.35e12], "read_bytes_per_s": [1.5e9]})
+    html = tables.styled(df, "t3", {"kv_bytes_per_token": "Bytes per token",
+                                    "bytes_per_token": "Bytes/token (GB)",
+                                    "bandwidth_bytes_per_s": "Bandwidth (GB/s)",
+                                    "read_bytes_per_s": "Read (bytes/s)"})
+    html = html._repr_mimebundle_()["text/html"]
+    assert "2,048" in html and "0.00" not in html
+    assert "3.50" in html and "3,350" in html and "1,500,000,000" in html
+
+
 def test_kib_constant():
     assert 327_680 / KiB == 320
     assert math.isclose(units.KiB * 1024, units.MiB)

@@ -44,22 +44,30 @@ def decode_batch_crossover() -> Finding:
 
 def decode_crossover_with_kv() -> Finding:
     model = roofline.llama_3_3_70b()
-    ridge = roofline.chip_roof("H100 SXM").ridge
+    h100 = roofline.chip_roof("H100 SXM")
+    ridge = h100.ridge
     limit = roofline.context_limit(model, ridge)
     at = {c: roofline.batch_to_ridge(model, ridge, c) for c in (1024, 2048)}
+    group = h100.times(roofline.chips_to_hold(model, h100))
+    turn = roofline.capacity_turn(model, group)
     stated = essay.claim("decode_batch_crossover")
     # the essay's batch survives the cache reads only if a chat-length context keeps it
     near = math.isfinite(at[1024]) and round(at[1024], -2) == stated
     return Finding(
-        data_says=f"{model.name} at FP16: batch {at[1024]:,.0f} at 1,024 tokens of context; no "
-                  f"batch at all beyond {limit:,.0f} tokens (e.g. 2,048: "
-                  f"{'never' if math.isinf(at[2048]) else f'{at[2048]:,.0f}'})",
+        data_says=f"{model.name} at FP16, the decode step as a whole (FLOPs and bytes pooled): "
+                  f"batch {at[1024]:,.0f} at 1,024 tokens of context, of which "
+                  f"{roofline.max_batch(model, group, 1024):,} fit on {group.name}; no batch at "
+                  f"all beyond {limit:,.0f} tokens (e.g. 2,048: "
+                  f"{'never' if math.isinf(at[2048]) else f'{at[2048]:,.0f}'}), and none that "
+                  f"fits from {turn['turn_tokens']:,}",
         verdict="rounding" if near else "inconsistent",
         conclusion_holds=bool(at[1024] <= 1.5 * stated),
         explanation="Batching shares the weight reads, not the cache reads: each sequence's "
                     "attention does about as many FLOPs per cached byte as there are query "
                     f"heads per KV head ({model.query_groups}), far below the ridge, so past a "
-                    "short context the step stays memory-bound however large the batch.",
+                    "short context the step stays memory-bound however large the batch (the "
+                    "weight matmuls alone, kernels of their own, still turn compute-bound from the "
+                    "essay's batch on).",
     )
 
 

@@ -48,8 +48,9 @@ def kv_full_context() -> Finding:
         verdict="rounding" if round(full / GB) == stated else "inconsistent",
         conclusion_holds=True,
         explanation=f"The same cache is quoted as {full / GiB:.0f} (GiB) or {stated:.0f} (GB): "
-                    f"{GiB / GB - 1:.1%} apart. Reading 128k as 128,000 tokens gives "
-                    f"{rounded / GB:.1f} GB, {tokens / 128_000 - 1:.1%} less.",
+                    f"the GiB figure is {1 - GB / GiB:.1%} smaller, the GB one "
+                    f"{GiB / GB - 1:.1%} larger. Reading 128k as 128,000 tokens gives "
+                    f"{rounded / GB:.1f} GB, {1 - rounded / full:.1%} less.",
     )
 
 
@@ -65,34 +66,43 @@ def kv_batch_example() -> Finding:
     return Finding(
         data_says=f"{total / GB:.1f} GB = {total / GiB:.1f} GiB of cache alone; the H100 "
                   f"holds {h100.capacity_bytes / GiB:.0f} GiB ({h100.capacity_bytes / GB:.1f} "
-                  f"GB), of which the driver exposes {driver / GiB:.2f} GiB",
+                  f"GB), of which nvidia-smi reports {driver / GiB:.2f} GiB",
         verdict="rounding" if exceeds and round(total / GB) == stated else "unit slip",
         conclusion_holds=total + llama33.fp8_weight_bytes() > h100.capacity_bytes,
         explanation=f"The essay sets decimal GB against the H100's binary capacity, which makes "
                     f"the cache look {total / (essay_capacity * GB) - 1:.1%} too large. In one "
                     f"unit the cache {fills} the whole "
-                    f"memory ({total / driver - 1:.1%} over what the driver exposes); the point "
-                    "holds because the weights need room too.",
+                    f"memory ({total / driver - 1:.1%} over the total nvidia-smi reports, and "
+                    "CUDA and an engine's runtime take more still); the point holds because the "
+                    "weights need room too.",
     )
 
 
 def capacity_problem() -> Finding:
     turns = {c: capacity.capacity_turn(llama33.MODEL, c) for c in capacity.DATACENTER}
-    # the essay's mechanism needs compute-bound batches to exist at the "long" contexts it
-    # means (its own example is 8k): capacity can only drag decode back to where it was not
-    long_context = essay.claim("kv_example_context")
+    # the essay's mechanism: at long context (its example is 8k) the capacity cap is what
+    # drags decode back onto the memory-bound side. That needs compute-bound batches to exist
+    # there, ones the memory merely cannot hold; where none exist at any batch, the cache
+    # reads keep decode memory-bound and capacity only lowers throughput within that regime.
+    long_context = int(essay.claim("kv_example_context"))
     compute_bound_somewhere_long = any(t["never_beyond_tokens"] > long_context
                                        for t in turns.values())
     return Finding(
         data_says="; ".join(f"{c}: the batch that fits falls below the batch that reaches the "
-                            f"FP8 ridge at {t['turn_tokens']:,} tokens, and no batch reaches it "
-                            f"beyond {t['never_beyond_tokens']:,}" for c, t in turns.items()),
+                            f"ridge from {t['turn_tokens']:,} tokens, and from "
+                            f"{t['never_beyond_tokens']:,} no batch reaches it at all"
+                            for c, t in turns.items())
+                  + f"; at {long_context:,} tokens no batch is compute-bound on any of them",
         verdict="agrees" if compute_bound_somewhere_long else "inconsistent",
-        conclusion_holds=all(llama33.fits_at(c, int(long_context)) < t["weights_only_crossover"]
+        conclusion_holds=all(llama33.fits_at(c, long_context) < t["weights_only_crossover"]
                              for c, t in turns.items()),
-        explanation="With every sequence's cache read counted (Llama 3.3 70B, FP8 weights, "
-                    "16-bit cache), decode never leaves the memory-bound side past a short "
-                    "context, whatever the memory holds, so capacity cannot drag it back there. "
-                    "Capacity still caps the batch, and with it how far each weight read is "
-                    "shared: long context adds a capacity problem to a bandwidth problem.",
+        explanation="Llama 3.3 70B, FP8 weights, 16-bit cache, every sequence's cache read "
+                    "counted. The outcome the essay states holds: at long context capacity caps "
+                    "the batch and decode is memory-bound. Its mechanism holds only in a band of "
+                    "short contexts (between the two figures above for each chip), where a "
+                    "compute-bound batch exists but does not fit. At the long contexts it means, "
+                    "each sequence's own cache reads keep decode memory-bound however much "
+                    "memory there is; capacity then sets how many sequences share each read of "
+                    "the weights, and so the throughput of a decode that was memory-bound "
+                    "anyway.",
     )
