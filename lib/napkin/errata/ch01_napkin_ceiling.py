@@ -144,7 +144,10 @@ def buying_rule() -> Finding:
                   f"{readings}",
         verdict="agrees" if above >= 0.5 else "inconsistent",
         conclusion_holds=bool(above >= 0.5),
-        explanation="A conservative rule: most runs beat it."
+        explanation=("As a conservative planning figure it holds: most runs beat it. As the "
+                     "'realistic ceiling' the essay calls it, it does not: "
+                     f"{above:.0%} of runs exceed it. {ultras} of the runs below it are the "
+                     "Ultras' Q4_0 runs, the chips the essay warns about.")
                     + (" Whether the H100 does depends on which card it was: one reading puts "
                        "it below the rule, the other above." if straddles else ""),
     )
