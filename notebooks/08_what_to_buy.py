@@ -60,6 +60,7 @@ from napkin import buying, catalog, errata, essay, hardware, phases, tables
 from napkin.figures import buying as charts
 from napkin.prose import glue, glue_markdown
 from napkin.units import GB, GiB
+from napkin.validation import report as validation_report
 
 presets = buying.presets()
 agent, chat, many = presets["coding agent"], presets["chat"], presets["many users"]
@@ -852,6 +853,36 @@ assert q8.loc["DGX Spark", "need_GiB"] < spark_visible
 # within the {glue:text}`spark_visible_gib:.1f` GiB DGX Spark's driver reports by
 # {glue:text}`many_q8_spark_margin:.1f` GiB; Strix Halo's GPU shares its memory with the
 # operating system too, and the book records no default limit for it.
+
+# %% tags=["remove-cell"]
+DATACENTER_SHOWN = ["B200", "MI300X", "H200"]
+calibrated_users = {c: napkin.predict(c, many.model, weights=many.weight_format, kv="fp16",
+                                      input_tokens=many.prompt_tokens,
+                                      output_tokens=many.output_tokens, batch=many.users)
+                    for c in DATACENTER_SHOWN}
+per_user_cal = {c: 1 / p.tpot_s for c, p in calibrated_users.items()}
+per_user_rank = {c: rm.loc[c, "per_user_mid_tok_per_s"] for c in DATACENTER_SHOWN}
+server_band = validation_report.error_band("server")
+glue_markdown("dc_calibrated", "; ".join(
+    f"{c} {per_user_cal[c]:.0f} (this chapter: {per_user_rank[c]:.0f})"
+    for c in DATACENTER_SHOWN))
+glue_markdown("dc_bound", ", ".join(sorted({p.bound for p in calibrated_users.values()})))
+glue("dc_server_median", server_band["median_abs"])
+same_order = sorted(per_user_cal, key=per_user_cal.get) == sorted(per_user_rank,
+                                                                    key=per_user_rank.get)
+glue_markdown("dc_order", "keeps their order" if same_order else "changes their order")
+flatter = [per_user_rank[c] / per_user_cal[c] for c in DATACENTER_SHOWN]
+glue("dc_flatter_low", min(flatter))
+glue("dc_flatter_high", max(flatter))
+
+# %% [markdown]
+# For the datacenter parts chapter 9's calibrated step model can say more, within
+# ±{glue:text}`dc_server_median:.0%` of measured servers for half of its held-out serving
+# rows. Serving these users continuously, each new request's prompt is prefilled in the same
+# steps as everyone's decode, and its steps come out {glue:md}`dc_bound`-bound, with
+# tokens/s per user of {glue:md}`dc_calibrated`. The decode-only step above flatters these
+# parts by {glue:text}`dc_flatter_low:.1f`x to {glue:text}`dc_flatter_high:.1f`x and
+# {glue:md}`dc_order`.
 #
 # ## The calculator
 #

@@ -14,6 +14,8 @@ import pandas as pd
 from .. import models, papers, roofline, tables
 from ..deployment import Deployment, deploy
 from ..memo import experiment
+from ..predict import step
+from ..predict.calibration import ROOFLINE, calibrated
 from ..units import GB, require_positive
 from ..workloads import DEFAULT_SIGMA
 from .disagg import disaggregate, transfer_seconds
@@ -268,3 +270,24 @@ def link_runs(prefill: int, decode: int, setting: Setting = SETTING) -> pd.DataF
                          "link_busy": setting.split_rate_per_s / prefill * move})
     return pd.DataFrame(rows)
 
+
+
+def calibrated_budget_rates(budgets, decodes: float, prompt_position: float,
+                            setting: Setting = SETTING) -> pd.DataFrame:
+    """What chapter 9's calibrated step model says about the token budget: the tokens per
+    second of one full step of each budget (``decodes`` decode tokens, the rest one prompt's
+    chunk starting ``prompt_position`` tokens in), calibrated and on the plain roofline.
+
+    The calibrated model adds what the simulation's roofline leaves out (a fixed cost per
+    step, matmuls that reach less of their peak when they have few rows, all-reduces), so
+    it can say whether a larger budget buys throughput; the simulation above cannot."""
+    c = step.engine_of(server(setting)).constants
+    rows = []
+    for budget in budgets:
+        d = min(float(decodes), budget - 1.0)
+        work = step.prefill_work(c, 1, budget - d, prompt_position) + \
+            step.decode_work(c, d, prompt_position)
+        rows.append({"budget": budget,
+                     "calibrated_tok_per_s": budget / float(step.seconds(c, work, calibrated())[0]),
+                     "roofline_tok_per_s": budget / float(step.seconds(c, work, ROOFLINE)[0])})
+    return pd.DataFrame(rows)

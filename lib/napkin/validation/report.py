@@ -83,6 +83,9 @@ def error_band(scenario: str = "all") -> dict:
     if groups is not None:
         df = df[df["group"].isin(groups)]
     s = _stats(df["error"])
+    roof = _stats(df["roofline_error"].dropna())
+    s |= {"roofline_median_abs": roof["median_abs"], "roofline_p90_abs": roof["p90_abs"],
+          "roofline_bias": roof["bias"]}
     s["scenario"] = scenario
     s["text"] = (f"within ±{s['median_abs']:.0%} of measured servers for half of the "
                  f"held-out rows, ±{s['p90_abs']:.0%} for nine in ten")
