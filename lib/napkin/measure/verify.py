@@ -9,16 +9,16 @@ through llama-cpp-python, on the CPU), but with one sequence and ``n`` positions
 
 - the synthetic model of the quick measurement (random weights: speed does not depend on
   their values), its cache filled to each depth in turn;
-- at each depth, one untimed step of every size first; then ``reps`` repetitions, each
-  timing ``n_steps`` steps of every size, the sizes interleaved (forward, then backward), and
-  after every step the tokens it added are removed again, so every step starts from exactly
-  ``depth`` cached tokens;
+- at each depth, one untimed step of every size first; then ``reps`` repetitions of
+  ``n_steps`` rounds, each round one step of every size and of the draft (forward, then
+  backward), and after every step the tokens it added are removed again, so every step
+  starts from exactly ``depth`` cached tokens and a busy moment hits every size alike;
 - seconds per step: mean and sample standard deviation over repetitions (llama-bench's
   convention); the cost of a step of ``n`` relative to one of 1 is taken repetition by
   repetition, so drift cancels.
 
-A small synthetic draft model (same vocabulary, a fraction of the bytes) is timed the same
-way at one token per step: the draft's cost per drafted token. The prediction beside the
+A small synthetic draft model (same vocabulary, a fraction of the bytes) is timed in the same
+rounds at one token per step: the draft's cost per drafted token. The prediction beside the
 measurement is the roofline of this machine's own measured roof: llama.cpp's prefill rate
 on the same model (chapter 3's compute roof) and the memory probe.
 
@@ -130,47 +130,76 @@ class VerifyTimer(BatchedDecoder):
             filled += n
         self.llama.llama_synchronize(ctx)
 
-    def measure(self, path, tokens, depths, n_steps: int, reps: int,
-                progress=session.quiet) -> tuple[dict, list[dict]]:
-        """Seconds per step for every size at every depth: mean, stddev, samples, and the
-        cost relative to a one-token step, repetition by repetition."""
-        tokens, depths = sorted(set(tokens)), sorted(set(depths))
-        model = self.load(path)
+    def measure(self, jobs, depths, n_steps: int, reps: int,
+                progress=session.quiet) -> list[tuple[dict, list[dict]]]:
+        """Seconds per step for every (model, size) of ``jobs`` (a list of ``(path, sizes)``)
+        at every depth: mean, stddev, samples, and the cost relative to the first model's
+        one-token step, repetition by repetition. Every step of every model and size is
+        interleaved with the others (the order reversed each time round), so a machine that
+        slows down for a moment slows them all alike."""
+        depths = sorted(set(depths))
+        jobs = [(path, sorted(set(sizes))) for path, sizes in jobs]
+        loaded, opened, out = [], [], []
         try:
-            info = self.runner.model_info(model)
-            n_vocab = info["n_vocab"]
-            ctx = self.runner.context(model, depths[-1] + max(tokens) + 8)
-            chunk = self.llama.llama_n_batch(ctx)
-            batch = self.llama.llama_batch_init(max(chunk, max(tokens)), 0, 1)
-            memory = self.llama.llama_get_memory(ctx)
-            points, filled = [], 0
-            try:
-                for depth in depths:
-                    progress(f"depth {depth}: filling the cache, then steps of "
-                             f"{', '.join(map(str, tokens))} tokens")
-                    self._grow(ctx, batch, depth, filled, n_vocab, chunk)
-                    filled = depth
-                    for n in tokens:  # untimed: warms the kernels and the pages each touches
-                        self._step(ctx, batch, n, depth, n_vocab, memory)
-                    per_rep = {n: [] for n in tokens}
-                    for rep in range(reps):
-                        for n in (tokens if rep % 2 == 0 else tokens[::-1]):
-                            total = sum(self._step(ctx, batch, n, depth, n_vocab, memory)
-                                        for _ in range(n_steps))
-                            per_rep[n].append(total / n_steps)
-                    for n in tokens:
-                        rel = [s / one for s, one in zip(per_rep[n], per_rep[1])]
-                        points.append({
-                            "depth": depth, "tokens": n,
-                            "step_s": statistics.fmean(per_rep[n]),
-                            "stddev_s": statistics.stdev(per_rep[n]) if reps > 1 else 0.0,
-                            "samples_s": per_rep[n], "relative": statistics.fmean(rel),
-                            "relative_stddev": statistics.stdev(rel) if reps > 1 else 0.0})
-            finally:
-                self._close(ctx, batch)
+            for path, sizes in jobs:
+                model = self.load(path)
+                loaded.append(model)
+                info = self.runner.model_info(model)
+                ctx = self.runner.context(model, depths[-1] + max(sizes) + 8)
+                chunk = self.llama.llama_n_batch(ctx)
+                batch = self.llama.llama_batch_init(max(chunk, max(sizes)), 0, 1)
+                opened.append((ctx, batch, self.llama.llama_get_memory(ctx), info["n_vocab"],
+                               chunk))
+                out.append((info, []))
+            order = [(j, n) for j, (_, sizes) in enumerate(jobs) for n in sizes]
+            filled = [0] * len(jobs)
+            for depth in depths:
+                progress(f"depth {depth}: filling the caches, then steps of "
+                         f"{', '.join(str(n) for _, n in order)} tokens, interleaved")
+                for j, (ctx, batch, memory, n_vocab, chunk) in enumerate(opened):
+                    self._grow(ctx, batch, depth, filled[j], n_vocab, chunk)
+                    filled[j] = depth
+                times = {key: [[] for _ in range(reps)] for key in order}
+                for j, n in order:  # untimed: warms the kernels and the pages each touches
+                    ctx, batch, memory, n_vocab, _ = opened[j]
+                    self._step(ctx, batch, n, depth, n_vocab, memory)
+                for rep in range(reps):
+                    for step in range(n_steps):
+                        for j, n in (order if (rep * n_steps + step) % 2 == 0 else order[::-1]):
+                            ctx, batch, memory, n_vocab, _ = opened[j]
+                            times[(j, n)][rep].append(self._step(ctx, batch, n, depth, n_vocab,
+                                                                 memory))
+                per_rep = {key: [statistics.fmean(t) for t in v] for key, v in times.items()}
+                base = per_rep[order[0]]
+                for (j, n), seconds in per_rep.items():
+                    rel = [s / one for s, one in zip(seconds, base)]
+                    out[j][1].append({
+                        "depth": depth, "tokens": n, "step_s": statistics.fmean(seconds),
+                        "stddev_s": statistics.stdev(seconds) if reps > 1 else 0.0,
+                        "samples_s": seconds, "relative": statistics.fmean(rel),
+                        "relative_stddev": statistics.stdev(rel) if reps > 1 else 0.0})
         finally:
-            self.llama.llama_model_free(model)
-        return info, points
+            for ctx, batch, *_ in opened:
+                self._close(ctx, batch)
+            for model in loaded:
+                self.llama.llama_model_free(model)
+        return out
+
+
+def choose_threads(cores: int | None = None, load: float | None = None) -> tuple[int, str]:
+    """Every core, unless other work already keeps them nearly all busy (the one-minute load
+    average within half a core of their number): then one. A step whose threads wait at a
+    barrier for one the scheduler put aside times the scheduler, not the step; on a busy
+    machine one thread is slower but honest. Returns the count and why."""
+    from .probe import default_threads
+
+    n = default_threads() if cores is None else int(cores)
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if n > 1 and load >= n - 0.5:
+        return 1, (f"one thread: the machine was busy (load {load:.1f} on {n} cores), and a "
+                   "step waiting for a descheduled thread would time the scheduler")
+    return n, f"every core ({n})"
 
 
 def draft_model(plan: VerifyPlan = QUICK, progress=session.quiet) -> tuple[Path, dict]:
@@ -193,6 +222,9 @@ def run(plan: VerifyPlan = QUICK, threads: int | None = None,
     prefill rate on the target, probe again. ``model`` and ``draft``: synthetic models already
     written, as ``(path, info)`` (:func:`napkin.measure.session.synthetic_model`'s form); by
     default the quick measurement's model and :func:`draft_model`."""
+    why = "as asked"
+    if threads is None:
+        threads, why = choose_threads()
     timer = VerifyTimer(threads=threads)
     if model is None:
         model = session.synthetic_model(plan.fmt, session.QUICK.model_bytes(), progress=progress)
@@ -210,11 +242,9 @@ def run(plan: VerifyPlan = QUICK, threads: int | None = None,
                          f"the target ({model[1]['tensor_bytes'] / 1e6:,.0f} MB)")
     progress("probing memory bandwidth")
     before = read_bandwidth(threads=timer.threads)
-    info, points = timer.measure(model[0], plan.tokens, plan.depths, plan.n_steps, plan.reps,
-                                 progress)
-    progress("the draft model, one token per step")
-    draft_info, draft_points = timer.measure(draft[0], (1,), plan.depths, plan.n_steps,
-                                             plan.reps)
+    (info, points), (draft_info, draft_points) = timer.measure(
+        [(model[0], plan.tokens), (draft[0], (1,))], plan.depths, plan.n_steps, plan.reps,
+        progress)
     progress(f"llama.cpp's own matmul rate (pp{plan.kernel_tokens} on the target)")
     pp = timer.prefill(model[0], plan.kernel_tokens, plan.reps)
     after = read_bandwidth(threads=timer.threads)
@@ -225,6 +255,7 @@ def run(plan: VerifyPlan = QUICK, threads: int | None = None,
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "mode": plan.mode, "plan": asdict(plan),
         "machine": machine.describe(timer.threads), "runner": timer.info(),
+        "threads_reason": why,
         "model": {"path": str(model[0]), "synthetic": model[1], **info},
         "draft": {"path": str(draft[0]), "synthetic": draft[1], **draft_info},
         "probe_before": before.to_dict(), "probe_after": after.to_dict(),
@@ -299,14 +330,13 @@ def frame(record: dict | None) -> pd.DataFrame:
 
 
 def draft_share(record: dict) -> pd.DataFrame:
-    """The draft's step over the target's plain step at each depth, measured and predicted
-    (memory-bound: their bytes)."""
-    target = {p["depth"]: p for p in record["points"] if p["tokens"] == 1}
+    """The draft's step over the target's plain step at each depth, measured (repetition by
+    repetition, the two interleaved) and predicted (the roofline of both on this machine)."""
     rows = []
     for p in record["draft_points"]:
         d = p["depth"]
-        rows.append({"depth": d, "draft_s": p["step_s"], "target_s": target[d]["step_s"],
-                     "share": p["step_s"] / target[d]["step_s"],
+        rows.append({"depth": d, "draft_s": p["step_s"], "share": p["relative"],
+                     "share_stddev": p["relative_stddev"],
                      "predicted_share": predicted_seconds(record, 1, d, "draft") /
                      predicted_seconds(record, 1, d)})
     return pd.DataFrame(rows)
@@ -351,22 +381,30 @@ def sentence(record: dict | None, acceptance: float) -> str:
                 "verify-step curve; run the notebook on your machine to draw yours.")
     df = frame(record)
     deep = df[df["depth"] == df["depth"].max()].set_index("tokens")
-    top = int(deep.index.max())
-    share = draft_share(record).set_index("depth")["share"]
+    steps = [n for n in deep.index if n > 1]
+    costs = "; ".join(f"{n} tokens **{deep.loc[n, 'relative']:.2f}x** (roofline "
+                      f"{deep.loc[n, 'predicted_relative']:.2f}x)" for n in steps)
+    share = draft_share(record).set_index("depth")
     best = buys(record, acceptance).sort_values("speedup").iloc[-1]
     r = roof(record)
-    return (f"On the machine that built this page ({who(record)}), at "
-            f"{int(deep['depth'].iloc[0]):,} cached tokens a step of **{top}** tokens took "
-            f"**{deep.loc[top, 'relative']:.2f}x** a one-token step "
-            f"(± {deep.loc[top, 'relative_stddev']:.2f}), where this machine's roofline "
-            f"(llama.cpp's prefill at {r.flops_per_s / 1e9:,.0f} GFLOP/s, memory at "
-            f"{r.bandwidth_bytes_per_s / 1e9:,.1f} GB/s) predicts "
-            f"**{deep.loc[top, 'predicted_relative']:.2f}x**; two tokens took "
-            f"**{deep.loc[2, 'relative']:.2f}x** (predicted "
-            f"{deep.loc[2, 'predicted_relative']:.2f}x). The synthetic draft's step cost "
-            f"**{share.iloc[-1]:.0%}** of the target's. With the acceptance rate of "
-            f"{acceptance:.0%} from the papers, the best draft length here is "
-            f"**{int(best['k'])}** tokens, for a speedup of **{best['speedup']:.2f}x**.")
+    text = (f"On the machine that built this page ({who(record)}; "
+            f"{record.get('threads_reason', 'every core')}), at "
+            f"{int(deep['depth'].iloc[0]):,} cached tokens a step cost, in one-token steps: "
+            f"{costs}. The roofline is this machine's measured roof, llama.cpp's prefill at "
+            f"{r.flops_per_s / 1e9:,.0f} GFLOP/s and memory at "
+            f"{r.bandwidth_bytes_per_s / 1e9:,.1f} GB/s.")
+    if deep.loc[steps[0], "relative"] > 1.5 * deep.loc[steps[0], "predicted_relative"]:
+        text += (" Steps of a few tokens cost far more than the roofline says here: "
+                 "llama.cpp's CPU path for small batches does not share one read of the "
+                 "weights among their tokens the way its prefill path does (plausibly the "
+                 "small-batch matmul path chapter 3's batch curve ran into).")
+    text += (f" The synthetic draft's step cost **{share['share'].iloc[-1]:.0%}** of the "
+             f"target's (its bytes predict {share['predicted_share'].iloc[-1]:.0%}). With "
+             f"the acceptance rate of {acceptance:.0%} from the papers, the best draft "
+             f"length here is **{int(best['k'])}** tokens, for a speedup of "
+             f"**{best['speedup']:.2f}x**")
+    return text + (": speculative decoding would not pay on this machine with this software."
+                   if best["speedup"] < 1 else ".")
 
 
 # -- end to end, with a real target and draft --------------------------------------------------

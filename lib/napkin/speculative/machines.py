@@ -32,6 +32,7 @@ from ..deployment import deploy
 from ..predict.calibration import Calibration
 from ..predict.engines import Engine
 from ..predict.experts import layout
+from ..predict.step import decode_work, seconds
 from . import draft as drafts
 from .cost import DEPTH, break_even, speedup
 
@@ -134,11 +135,18 @@ def rows(depth: int = DEPTH, batches=BATCHES) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+#: The most tokens the chart's slider drafts per cycle.
+K_MAX = 15
+#: The page's parameters, as the chart's sliders name them.
+PARAMS = {"acceptance": "acceptance", "share": "draft_share", "k": "drafted"}
+
+
 def js_expressions() -> dict[str, str]:
     """:func:`machine_speedup` as Vega expressions over a :func:`rows` row and the page's
-    parameters ``a`` (acceptance), ``c`` (draft step over a plain step) and ``k`` (drafted
-    tokens per cycle): the step of ``m`` tokens per sequence is the slower of its bytes over
-    the bandwidth and its FLOPs (weights, then attention) over the FLOP/s."""
+    parameters (:data:`PARAMS`: the acceptance rate, the draft step over a plain step, the
+    drafted tokens per cycle): the step of ``m`` tokens per sequence is the slower of its bytes
+    over the bandwidth and its FLOPs (weights, then attention) over the FLOP/s."""
+    a, c, k = PARAMS["acceptance"], PARAMS["share"], PARAMS["k"]
     memory = "(datum.W + datum.B * datum.kvb * datum.d) / datum.bw"
 
     def compute(m: str) -> str:
@@ -146,9 +154,33 @@ def js_expressions() -> dict[str, str]:
                 f"(({m}) * datum.d + ({m}) * (({m}) + 1) / 2) / datum.Pa)")
 
     e = {"plain_s": f"max({memory}, {compute('1')})",
-         "verify_s": f"max({memory}, {compute('k + 1')})",
-         "tau": "a < 1 ? (1 - pow(a, k + 1)) / (1 - a) : k + 1"}
-    e["cycle"] = f"(k * c * ({e['plain_s']}) + ({e['verify_s']})) / ({e['plain_s']})"
+         "verify_s": f"max({memory}, {compute(f'{k} + 1')})",
+         "tau": f"{a} < 1 ? (1 - pow({a}, {k} + 1)) / (1 - {a}) : {k} + 1"}
+    e["cycle"] = f"({k} * {c} * ({e['plain_s']}) + ({e['verify_s']})) / ({e['plain_s']})"
     e["speedup"] = f"({e['tau']}) / ({e['cycle']})"
-    e["verify_bound"] = f"{memory} >= {compute('k + 1')} ? 'memory-bound' : 'compute-bound'"
+    e["verify_bound"] = (f"{memory} >= {compute(f'{k} + 1')} ? 'memory-bound' : "
+                         "'compute-bound'")
     return e
+
+
+def summary(acceptance: float, share: float, k: int, batches=(1, 4),
+            depth: int = DEPTH) -> pd.DataFrame:
+    """Per machine: its ridge in tokens under both roofs, the speedup at each of ``batches``
+    and the batch at which speculation stops paying (llama.cpp's measured roofs, and the
+    spec sheet's), and what one stream decodes with and without it (measured roofs)."""
+    out = []
+    for name in MACHINES:
+        row = {"machine": name, "ridge_llama_tokens": ridge_tokens(name, "llama.cpp", depth),
+               "ridge_peak_tokens": ridge_tokens(name, "peak", depth)}
+        for b in batches:
+            row[f"speedup_b{b}"] = machine_speedup(name, "llama.cpp", acceptance, share, k, b,
+                                                   depth)
+        for view, key in (("llama.cpp", "break_even_llama"), ("peak", "break_even_peak")):
+            row[key] = machine_break_even(name, view, acceptance, share, k, depth)
+        e = local_engine(name)
+        step = float(seconds(e.constants, decode_work(e.constants, 1, depth, 1),
+                             view_calibration(name, "llama.cpp"))[0])
+        row["plain_tok_per_s"] = 1 / step
+        row["speculative_tok_per_s"] = row["speedup_b1"] / step
+        out.append(row)
+    return pd.DataFrame(out)

@@ -232,3 +232,11 @@ def batch1_cycles(table: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = df[keep].copy()
     rows["cycle_relative"] = rows["acceptance_length_tokens"] / rows["speedup"]
     return rows.reset_index(drop=True)
+
+
+def definitions(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """How many published rows state a plain speedup under each definition."""
+    df = load() if table is None else table
+    stated = df[df["speedup"].notna()]
+    return (stated.groupby("speedup_definition").size().rename("rows").sort_values(
+        ascending=False).reset_index())
