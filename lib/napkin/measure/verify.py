@@ -598,7 +598,7 @@ def speculate_sentence(result: dict | None) -> str:
                             f"on llama_decode)")
     if result is None:
         return ("No real target and draft were given where this page was built, so acceptance "
-                "was not measured here; the speedups below take it from the papers" + native +
+                "was not measured here; the speedups on this page take it from the papers" + native +
                 ".")
     return (f"With {Path(result['target']['path']).name} and {Path(result['draft']['path']).name}"
             f" drafting {result['k']} tokens a cycle, each verify step kept "
