@@ -102,11 +102,11 @@ glue("roof_median", err.loc["all", "roofline_median_abs"])
 # ```
 #
 # and it is the same number for one stream's latency and for a batch's throughput at a fixed
-# batch, which is how engines report it. Everything the hardware decides is in one ratio,
+# batch, which is how engines report it. Most of what the hardware decides is in one ratio,
 # $t_{\text{step}}(B, d, k+1) / t_{\text{step}}(B, d, 1)$: while the step reads more bytes
 # than it can compute on, checking $k + 1$ tokens costs what checking one does, and $S$ is
 # close to $\tau$; once $(k+1)\,B$ tokens cross the ridge, each extra token costs its full
-# share of arithmetic and $S$ falls towards $\tau / (k + 1)$, below one. Acceptance is a
+# share of arithmetic and $S$ falls towards $\tau / (k + 1)$ or lower, below one. Acceptance is a
 # property of the draft and the text, not of the chip, so this chapter takes it from the
 # papers.
 #
@@ -169,6 +169,9 @@ glue("ridge_h100", ridge[("H100 SXM", "llama.cpp")])
 glue("ridge_h100_peak", ridge[("H100 SXM", "peak")])
 glue("ridge_spark_peak", ridge[("DGX Spark", "peak")])
 glue("ridge_mac_peak", ridge[("M2 Ultra", "peak")])
+derived = [m for m in machines.MACHINES
+           if "derived" in machines.machine(m).roof(machines.WEIGHTS)[2]]
+glue_markdown("derived_peaks", " and ".join(derived))
 at16 = cost_rows[(cost_rows["tokens"] == 16) &
                  (cost_rows["view"] == "llama.cpp")].set_index("machine")["relative"]
 glue("mac_16", at16["M2 Ultra"])
@@ -194,7 +197,8 @@ napkin.Figure(
 # its tensor cores), {glue:text}`ridge_spark:.0f` on the DGX Spark and
 # {glue:text}`ridge_4090:.0f` on the RTX 4090; at the spec sheet's peaks, at
 # {glue:text}`ridge_mac_peak:.0f`, {glue:text}`ridge_h100_peak:.0f` and
-# {glue:text}`ridge_spark_peak:.0f` for the Mac, the H100 and the Spark. So a step that
+# {glue:text}`ridge_spark_peak:.0f` for the Mac, the H100 and the Spark (the peaks of the
+# {glue:md}`derived_peaks` are derived, not stated by their makers). So a step that
 # checks {glue:text}`n16:d` tokens costs {glue:text}`mac_16:.1f` plain steps on the Mac and
 # {glue:text}`spark_16:.1f` on the Spark. A batch multiplies the tokens in a step: $B$
 # sequences checking $k + 1$ tokens each reach the ridge $B$ times sooner.
@@ -363,8 +367,8 @@ glue("ds_cycle_high", (1 + DS.acceptance[1]) / ds_speedup)
 # batch the two meet again ({glue:text}`sg_b64:.2f` and {glue:text}`sg_b64_pred:.2f`).
 # Something the
 # step model does not see costs SGLang more per drafted token as the batch grows, the
-# draft's own passes being the likeliest (they pay the per-step overhead of chapter 9 three
-# times a cycle, and an engine's batching of drafts is its own code);
+# draft's own passes being the likeliest (they pay the per-step overhead of chapter 9
+# {glue:text}`sg_k:d` times a cycle, and an engine's batching of drafts is its own code);
 # that reading is not checked here. Read as an H100 PCIe the sweep is no closer
 # ({glue:text}`alt_pcie:.0%`).
 #
@@ -463,7 +467,9 @@ tables.styled(summary.assign(
 # acceptance fitted to its smallest batch), speculation stops paying at a batch of about
 # {glue:text}`h100_serving_even:d` on one H100, and on that sweep the model's median error
 # was {glue:text}`h100_serving_band:.0%`, and {glue:text}`sg_over:.0%` of its held-out rows
-# erred on the side of too much speedup: read the batch as an upper bound. The same model on a DGX Spark {glue:md}`spark_serving`.
+# erred on the side of too much speedup: read the batch as an upper bound. The same model
+# on a DGX Spark, whose FP16 peak is derived rather than stated by NVIDIA,
+# {glue:md}`spark_serving`.
 
 # %% tags=["remove-cell"]
 plan = verify.plan_from_env()
@@ -544,8 +550,8 @@ for name in ("M2 Ultra", "DGX Spark"):
     best[name] = (int(np.argmax(s)) + 1, max(s))
 glue("free_mac_k", best["M2 Ultra"][0])
 glue("free_mac", best["M2 Ultra"][1])
-glue_markdown("free_spark_k", f"as many as the chart allows, {best['DGX Spark'][0]}," if
-              best["DGX Spark"][0] == machines.K_MAX else str(best["DGX Spark"][0]))
+glue_markdown("free_spark_k", f"as many tokens as the chart allows ({best['DGX Spark'][0]})"
+              if best["DGX Spark"][0] == machines.K_MAX else f"{best['DGX Spark'][0]} tokens")
 glue("free_spark", best["DGX Spark"][1])
 
 # %% [markdown]
@@ -555,12 +561,13 @@ glue("free_spark", best["DGX Spark"][1])
 #
 # For one stream and a draft costing {glue:text}`default_share:.0%` of a step, nothing
 # changes: every machine
-# multiplies its decode by the same factor, and the Mac decodes Llama 3.1 8B at
+# multiplies its decode by the same factor, and the Mac decodes Llama 3.1 8B (Q4_K,
+# llama.cpp's measured roofs) at
 # {glue:text}`mac_plain:.0f` tokens/s against the Spark's {glue:text}`spark_plain:.0f`,
 # {glue:text}`ratio_plain:.1f`x, with or without a draft. The change comes with cheap drafts
 # and with a few streams at once. A draft that costs nothing (n-grams looked up in the
-# prompt) is worth drafting {glue:md}`free_spark_k` tokens on the Spark, for
-# {glue:text}`free_spark:.1f`x, and only {glue:text}`free_mac_k:d` on the Mac, for
+# prompt) is worth drafting {glue:md}`free_spark_k` on the Spark, for
+# {glue:text}`free_spark:.1f`x, and only {glue:text}`free_mac_k:d` tokens on the Mac, for
 # {glue:text}`free_mac:.1f`x. And a few streams at once (an agent running subtasks, a small
 # team) keep the full speedup on the Spark but not on the Mac, whose lead at
 # {glue:text}`few:d` streams shrinks from
