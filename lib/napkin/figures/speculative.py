@@ -99,14 +99,15 @@ def published(checked: pd.DataFrame, title: str) -> alt.Chart:
     sweeps = list(dict.fromkeys(checked["sweep"]))
     pick = alt.param(name="sweep", value=sweeps[0], bind=alt.binding_select(
         options=sweeps, name="Published sweep "))
+    checked = checked.assign(label=checked["method"].str.replace(r" via .*", "", regex=True))
     lines = pd.concat([checked.assign(line=LINES["calibrated"], value=checked["predicted"]),
                        checked.assign(line=LINES["roofline"], value=checked["roofline"])],
                       ignore_index=True)
     x = alt.X("batch:Q", title="batch (log scale)", scale=alt.Scale(type="log", base=2))
-    color = alt.Color("method:N", title=None, legend=alt.Legend(columns=1, labelLimit=320))
+    color = alt.Color("label:N", title=None, legend=alt.Legend(columns=1, labelLimit=240))
     line_chart = alt.Chart(lines).transform_filter("datum.sweep == sweep").mark_line().encode(
         x=x, y=alt.Y("value:Q", title="speedup"), color=color,
-        strokeDash=alt.StrokeDash("line:N", title=None, sort=list(LINES.values()),
+        strokeDash=alt.StrokeDash("line:N", legend=None, sort=list(LINES.values()),
                                   scale=alt.Scale(domain=list(LINES.values()),
                                                   range=[[1, 0], [5, 3]])),
         tooltip=[alt.Tooltip("method:N", title="Method"), alt.Tooltip("line:N", title="Line"),
@@ -116,7 +117,8 @@ def published(checked: pd.DataFrame, title: str) -> alt.Chart:
     pts = alt.Chart(checked).transform_filter("datum.sweep == sweep").mark_point(
         size=60).encode(
         x=x, y="measured:Q", color=color,
-        fill=alt.condition("datum.split == 'fit'", alt.value("transparent"), color),
+        fill=alt.condition("datum.split == 'fit'", alt.value("transparent"),
+                           alt.Fill("label:N", legend=None)),
         tooltip=[alt.Tooltip("method:N", title="Method"), alt.Tooltip("batch:Q", title="Batch"),
                  alt.Tooltip("measured:Q", title="Published speedup", format=",.2f"),
                  alt.Tooltip("predicted:Q", title="Calibrated model", format=",.2f"),
@@ -128,8 +130,8 @@ def published(checked: pd.DataFrame, title: str) -> alt.Chart:
     even = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(
         color=PALETTE["ceiling"], strokeDash=[2, 2], opacity=0.6).encode(y="y:Q")
     return responsive((even + line_chart + pts).add_params(pick), 320, alt.Title(
-        title, subtitle="points published, lines predicted; hollow: the row acceptance was "
-                        "fitted to"))
+        title, subtitle=["points: published; lines: predicted",
+                         "solid calibrated, dashed roofline; hollow: fitted"]))
 
 
 def live(df: pd.DataFrame, who: str) -> alt.Chart:
@@ -140,7 +142,7 @@ def live(df: pd.DataFrame, who: str) -> alt.Chart:
                    high=df["relative"] + df["relative_stddev"])
     x = alt.X("tokens:Q", title="tokens checked in one step (log scale)",
               scale=alt.Scale(type="log", base=2))
-    color = alt.Color("depth:N", title=None)
+    color = alt.Color("depth:N", title=None, sort=list(dict.fromkeys(df["depth"])))
     tips = [alt.Tooltip("depth:N", title="Depth"), alt.Tooltip("tokens:Q", title="Tokens"),
             alt.Tooltip("relative:Q", title="Measured (plain steps)", format=",.2f"),
             alt.Tooltip("relative_stddev:Q", title="± (stddev)", format=",.2f"),
