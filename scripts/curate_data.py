@@ -769,6 +769,104 @@ def write_validation_model_configs(overwrite: bool) -> None:
         print(f"wrote  data/{r['config_file']}")
 
 
+# -- chapter 10: speculative decoding, published ------------------------------------------------
+
+#: The book's copy of the research drop's speculative-decoding table (README beside it).
+SPECULATIVE_RESEARCH = ROOT / "scripts" / "research" / "speculative" / "speculative.csv"
+_URL = re.compile(r"https?://[^\s;,)]+")
+_IN_REPO = re.compile(r"(\S+) in github\.com/([\w.-]+/[\w.-]+) \(commit ([0-9a-f]+)\)")
+_REPO_FILE = re.compile(r"github\.com/([\w.-]+/[\w.-]+) (\S+) \(commit ([0-9a-f]+)\)")
+_TIMES = re.compile(r"^\s*(\d+(?:\.\d+)?)x(?:\s|$|\s*\()")
+_LEADING_INT = re.compile(r"^\s*(\d+)(?:\s*\(|\s*$)")
+#: What each source's speedup compares, in order of precedence (substring of the source or
+#: the notes -> the definition): papers time one stream against plain Hugging Face decoding,
+#: engines time a fixed batch against themselves without speculation. Never pooled.
+SPEEDUP_DEFINITIONS = (
+    ("THROUGHPUT improvement", "throughput at a fixed batch, against the same engine without "
+                               "speculation"),
+    ("max-THROUGHPUT ratio", "throughput at each method's largest batch, against plain "
+                             "decoding at its own"),
+    ("latency speedup at this batch", "latency at a fixed batch, against plain decoding"),
+    ("NOT a pure", "not an ablation: the engine or the number format changed too"),
+    ("TensorRT Edge-LLM", "generation throughput against the same model, precision and batch "
+                          "without speculation"),
+    ("sgl-project/sglang", "decoding speed at a fixed batch, against the same engine without "
+                           "MTP"),
+    ("DeepSeek-V3 Technical Report", "tokens per second with MTP against without, serving "
+                                     "setup not stated"),
+    ("Spec-Bench", "one stream, wall-clock time against plain Hugging Face decoding"),
+    ("arXiv:2503.01840", "one stream, wall-clock time against plain Hugging Face decoding"),
+    ("arXiv:2406.16858", "one stream, wall-clock time against plain Hugging Face decoding"),
+    ("arXiv:2401.15077", "one stream, wall-clock time against plain Hugging Face decoding"),
+    ("arXiv:2401.10774", "one stream, wall-clock tokens/s against plain Hugging Face decoding"),
+)
+_THROUGHPUTS = (  # patterns in the notes that state measured tokens/s
+    (re.compile(r"spec decode ([\d.,]+) tok/s vs vanilla ([\d.,]+) tok/s"), ("spec", "plain")),
+    (re.compile(r"baseline ([\d.,]+) tok/s -> ([\d.,]+) tok/s"), ("plain", "spec")),
+    (re.compile(r"no-spec llama-cli eval ([\d.,]+) tok/s; speculative decoded ([\d.,]+) tok/s"),
+     ("plain", "spec")),
+    (re.compile(r"throughput ([\d.,]+) tokens/s at bs=1"), ("row",)),
+    (re.compile(r"generation ([\d.,]+) tok/s"), ("spec",)),
+)
+
+
+def _speculative_url(source: str) -> str:
+    """The address a row's source names: a URL it contains, or a file at a commit of a
+    GitHub repository; empty when it names none (the row is then left out)."""
+    found = _URL.search(source)
+    if found:
+        return found.group(0).rstrip(".")
+    for pattern, order in ((_IN_REPO, (2, 3, 1)), (_REPO_FILE, (1, 3, 2))):
+        m = pattern.search(source)
+        if m:
+            repo, commit, path = (m.group(i) for i in order)
+            return f"https://github.com/{repo}/blob/{commit}/{path}"
+    return ""
+
+
+def _number(text: str) -> float | None:
+    return float(text.replace(",", "")) if text else None
+
+
+def speculative_published(research: Path) -> list[dict]:
+    """Published speculative-decoding results (``scripts/research/speculative``): each row's
+    acceptance length and speedup as numbers where the source states one plain number, what
+    its speedup compares (``speedup_definition``), the batch where it is one number, the
+    tokens/s the notes state, and the address of its source."""
+    rows = []
+    for r in read(SPECULATIVE_RESEARCH):
+        url = _speculative_url(r["source"])
+        text = f"{r['source']} {r['notes']}"
+        definition = next((d for key, d in SPEEDUP_DEFINITIONS if key in text),
+                          "as the source states it (see notes)")
+        speedup = _TIMES.match(r["speedup"] or "")
+        batch = _LEADING_INT.match(r["batch_or_concurrency"] or "")
+        spec = plain = None
+        for pattern, order in _THROUGHPUTS:
+            m = pattern.search(r["notes"] or "")
+            if m:
+                values = dict(zip(order, (_number(g) for g in m.groups())))
+                if "row" in values:  # a method's own throughput: the baseline row is plain
+                    key = "plain" if r["method"].startswith("none") else "spec"
+                    values = {key: values["row"]}
+                spec, plain = values.get("spec"), values.get("plain")
+                break
+        rows.append({
+            "source": r["source"], "method": r["method"], "target_model": r["target_model"],
+            "draft": r["draft"], "hardware": r["hardware"],
+            "batch": int(batch.group(1)) if batch else None,
+            "batch_stated": r["batch_or_concurrency"], "temperature": r["temperature"],
+            "dataset": r["dataset"],
+            "acceptance_length_tokens": float(r["acceptance_length"]) if r["acceptance_length"]
+            else None,
+            "speedup": float(speedup.group(1)) if speedup else None,
+            "speedup_stated": r["speedup"], "speedup_definition": definition,
+            "speculative_tok_per_s": spec, "plain_tok_per_s": plain,
+            "notes": r["notes"], "date": r["date"], "source_url": url,
+        })
+    return rows
+
+
 TABLES = {
     "hardware_specs.csv": hardware,
     "apple_silicon_llama2_7b.csv": apple,
@@ -787,6 +885,7 @@ TABLES = {
     "serving_measurements.csv": serving_measurements,
     "mlperf_datasets.csv": mlperf_datasets,
     "mlperf_system_configs.csv": mlperf_system_configs,
+    "speculative_published.csv": speculative_published,
 }
 
 

@@ -29,7 +29,9 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             # chapter 9: counts and a fraction, and the measurement tables' own column names,
             # kept so that published rows in their schema can be dropped in unchanged
             "n_accelerators", "per_accelerator_value", "accuracy_field_tokens_per_sample",
-            "n_gpus", "max_batch", "share_of_chip"}
+            "n_gpus", "max_batch", "share_of_chip",
+            # chapter 10: a batch (sequences) and a ratio of two speeds
+            "batch", "speedup"}
 SOURCE = re.compile(r"(?:https?://\S+|^essay#[a-z0-9-]+$)")
 
 
