@@ -456,7 +456,7 @@ PRICES = [
     ("M3 Ultra", "Mac Studio (2025)", "M3 Ultra 28-core CPU, 60-core GPU, 96 GB, 1 TB SSD", 96,
      3999, "2025-03-05", "starting price", "complete computer", "high", MACWORLD_2025,
      "Six Colors reports the same starting prices. Up to 512 GB as a build-to-order option "
-     "(a secondary page's price for it is the 512 GB row)."),
+     "whose price is not recorded here."),
     ("M2 Max", "Mac Studio (2023)", "M2 Max 12-core CPU, 30-core GPU, 32 GB, 512 GB SSD", 32,
      1999, "2023-06-05", "starting price", "complete computer", "high", IMORE_2023,
      "Discontinued; the launch price."),
@@ -474,11 +474,6 @@ PRICES = [
      "132635.html (copy of Engadget's CES 2025 report)",
      "TechBriefly's report of the keynote gives the same price."),
     # chapter 11 (scripts/research/costs/prices.csv)
-    ("M3 Ultra", "Mac Studio (2025)", "M3 Ultra with 512 GB (CPU, GPU and SSD not stated)", 512,
-     9499, "2026-11-30", "price listed by a price-tracking site (retrieved)",
-     "complete computer", "low", "https://www.gpuhunter.io/gpu/m3-ultra",
-     "A secondary page: \"$9,499 puts this firmly in pro tier\"; the configuration's CPU, GPU "
-     "and SSD are not stated there and Apple's configurator was not read."),
     ("RTX PRO 6000 Blackwell", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
      "96 GB GDDR7", 96, 8565, "2026-04-06", "MSRP as reported",
      "graphics card only: needs a host computer", "low",

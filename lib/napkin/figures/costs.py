@@ -86,13 +86,12 @@ def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float
                    "beat_rent", "beat_api")
         labels = labels.transform_calculate(audit=" + ';' + ".join(
             f"'{k}=' + datum.{k}" for k in audited)).encode(description="audit:N")
-    title = alt.ExprRef("['What a million tokens cost: ' + wl, us + ' user(s) at once "
-                        "(ways that cannot hold it are left out)']")
+    title = alt.ExprRef("['What a million tokens cost', wl + ', ' + us + ' user(s) at once']")
     return responsive((ranges + dots + labels).add_params(workload, users, hours, elec, life),
                       340, alt.Title(title))
 
 
-def trade(curves: pd.DataFrame, api: dict, title: str, subtitle: str) -> alt.Chart:
+def trade(curves: pd.DataFrame, api: dict, title: str, subtitle: str | list) -> alt.Chart:
     """Dollars per million output tokens against the tokens per second each user sees, one
     line per way of serving as the users at once grow (bought: solid; rented: dashed), and
     the API's quoted price (a rule, its providers' spread shaded)."""
@@ -169,11 +168,11 @@ def energy_check(check: pd.DataFrame, models: list[str], title: str) -> alt.Char
     lines = base.mark_line(strokeWidth=2).encode(
         x=x, y="model_J_per_token:Q", color=color, detail="engine:N", tooltip=tips)
     return responsive((lines + points).add_params(pick), 340, alt.Title(
-        title, subtitle="points: ML.ENERGY, measured; lines: step time x rated power, the "
-                        "model"))
+        title, subtitle=["points: ML.ENERGY, measured", "lines: step time x rated power"]))
 
 
-def measured_cost(runs: pd.DataFrame, api: dict, title: str, subtitle: str) -> alt.Chart:
+def measured_cost(runs: pd.DataFrame, api: dict, title: str,
+                  subtitle: str | list) -> alt.Chart:
     """Dollars per million output tokens of measured serving runs (ML.ENERGY's rates at a
     rental price) against the batch, beside the APIs' quoted output price (rule and spread)."""
     df = runs[["engine", "mean_batch", "output_tok_per_s", "gpu_power_W", "usd_per_mtok",
