@@ -118,6 +118,8 @@ def gpu_rental_prices(research: Path) -> list[dict]:
     for r in _read("prices.csv"):
         if r["kind"] != "gpu_hour" or not _NUMBER.match(r["value"]):
             continue
+        if r["provider_or_vendor"].startswith("median of"):  # a statistic, not a quote
+            continue
         chip = RENTAL_CHIPS.get(r["item"])
         if chip is None:
             raise SystemExit(f"no chip name for rental item {r['item']!r}")

@@ -215,6 +215,12 @@ def test_breakeven_table_and_chapter_8s_cost_column():
     assert "no vendor or rental price" in c.loc["M4 Max (40-core GPU)", "reason"]
 
 
+def test_a_rented_gpu_with_no_stated_rating_is_priced_without_an_energy_figure():
+    c = costs.cost_column(W70, USAGE, machines=["H100 NVL"]).iloc[0]
+    assert c["how"] == "rented" and c["usd_per_mtok"] > 0
+    assert math.isnan(c["joules_per_token"])
+
+
 # -- the energy check --------------------------------------------------------------------------
 
 

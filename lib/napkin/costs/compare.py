@@ -45,10 +45,12 @@ def _costs(s: Serving, usage: Usage) -> dict:
             s.usd_per_hour_low, s.tokens_per_s))
         out["usd_per_mtok_dearest_quote"] = float(model.rented_usd_per_mtok(
             s.usd_per_hour_high, s.tokens_per_s))
-    energy = model.joules_per_token(s.power_W, rates)
     out.update(usd_per_mtok=float(cost[0]), usd_per_mtok_low=float(cost[1]),
-               usd_per_mtok_high=float(cost[2]), joules_per_token=float(energy[0]),
-               joules_per_token_low=float(energy[1]), joules_per_token_high=float(energy[2]))
+               usd_per_mtok_high=float(cost[2]))
+    if s.power_W == s.power_W:  # a rented GPU with no stated rating has no energy figure
+        energy = model.joules_per_token(s.power_W, rates)
+        out.update(joules_per_token=float(energy[0]), joules_per_token_low=float(energy[1]),
+                   joules_per_token_high=float(energy[2]))
     return out
 
 
@@ -129,7 +131,10 @@ def cost_column(w: buying.Workload, usage: Usage | None = None,
             except ValueError as err:  # no power figure for this machine
                 s = Serving(name, "owned", name, 0, False, reason=str(err))
         elif name in rentable:
-            s = rented(name, w, w.users)
+            try:
+                s = rented(name, w, w.users)
+            except ValueError as err:  # a chip the step model cannot build an engine for
+                s = Serving(name, "rented", name, 0, False, reason=str(err))
         else:
             s = Serving(name, "", name, 0, False,
                         reason="no vendor or rental price recorded in data/")

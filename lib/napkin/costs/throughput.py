@@ -198,7 +198,10 @@ def rented(chip: str, w: buying.Workload, users: int | None = 1,
             f"{', '.join(map(str, sizes))} x {chip} serves it ({why})"))
     m = band()
     rate = best.output_tokens_per_s
-    p = power.rating(chip)
+    try:
+        p = power.rating(chip)
+    except ValueError:  # no single rating stated: the cost stands, the energy is unknown
+        p = {"power_W": math.nan, "basis": "no power rating in data/machine_power.csv"}
     n = best.n_chips
     return Serving(option, "rented", chip, best.batch, True, tokens_per_s=rate,
                    tokens_per_s_low=rate / (1 + m), tokens_per_s_high=rate / (1 - m),
