@@ -222,7 +222,7 @@ glue("tp_sizes", chapter.join(map(str, costs.throughput.TP_SIZES), article="").r
 #
 # ```{literalinclude} ../lib/napkin/costs/model.py
 # :language: python
-# :start-after: "#: Each formula once"
+# :start-after: "DEFAULT_LIFE_YEARS = "
 # :end-before: "_NAME ="
 # ```
 #
