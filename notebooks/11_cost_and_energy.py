@@ -494,9 +494,10 @@ napkin.Figure(
     caption="Joules per output token against the batch: ML.ENERGY's measured GPU energy "
             "(points) and the model, the calibrated step time times the GPUs' rated power "
             "(lines), one colour per engine; a menu picks the model.",
-    source="data/mlenergy_llm.csv (ML.ENERGY leaderboard data, github.com/ml-energy/"
-           "leaderboard); model: napkin.costs.energy.check, ratings from "
-           "data/machine_power.csv.",
+    source=f"data/mlenergy_llm.csv (ML.ENERGY leaderboard data of "
+           f"{prices.span_text(map(prices.day, check['date']))}, github.com/ml-energy/"
+           f"leaderboard); model: napkin.costs.energy.check, ratings from "
+           f"data/machine_power.csv.",
 )
 
 # %% tags=["hide-input"]
@@ -574,8 +575,10 @@ napkin.Figure(
     caption="Dollars per million output tokens of ML.ENERGY's measured vLLM runs against the "
             "sequences in flight, each GPU at its median on-demand rental quote, and the APIs' "
             "median output price for the same model with its providers' spread (shaded).",
-    source="data/mlenergy_llm.csv (ML.ENERGY leaderboard), data/gpu_rental_prices.csv, "
-           "data/api_prices.csv.",
+    source=f"data/mlenergy_llm.csv (ML.ENERGY leaderboard data of "
+           f"{prices.span_text(map(prices.day, runs['date']))}), data/gpu_rental_prices.csv "
+           f"(read {quote_span}), data/api_prices.csv (read "
+           f"{prices.span_text(prices.api_quotes('Llama-3.3-70B')['day'])}).",
 )
 
 # %% [markdown]

@@ -23,7 +23,7 @@ ON_DEMAND = ("on-demand", "on-demand, instance with host", "marketplace")
 DEFAULT_REGION = "United States"
 
 
-def _day(text: str) -> dt.date:
+def day(text: str) -> dt.date:
     """A table's date (``2026-09-25``, ``2026-09`` or ``2026``) as the first day it names."""
     parts = [int(p) for p in str(text).split("-")]
     if not 1 <= len(parts) <= 3:
@@ -41,7 +41,7 @@ def rental_quotes(chip: str | None = None) -> pd.DataFrame:
             raise ValueError(f"no on-demand rental price for {chip!r} in data/gpu_rental_prices"
                              f".csv; priced: {', '.join(sorted(set(df['chip'])))}")
         df = df[df["chip"] == chip]
-    df["day"] = df["price_date"].map(_day)
+    df["day"] = df["price_date"].map(day)
     latest = df.groupby(["chip", "provider"])["day"].transform("max")
     return df[df["day"] == latest].sort_values(["chip", "price"]).reset_index(drop=True)
 
@@ -76,7 +76,7 @@ def api_quotes(model: str) -> pd.DataFrame:
     df = df[df["model"] == model]
     wide = df.pivot_table(index="provider", columns="direction", values="price",
                           aggfunc="first")
-    days = df.groupby("provider")["price_date"].agg(lambda s: max(map(_day, s)))
+    days = df.groupby("provider")["price_date"].agg(lambda s: max(map(day, s)))
     wide = wide.dropna(subset=["input", "output"])
     return pd.DataFrame({"provider": wide.index, "input_usd_per_mtok": wide["input"].values,
                          "output_usd_per_mtok": wide["output"].values,
@@ -105,7 +105,7 @@ def api_price(model: str, prompt_tokens: int, output_tokens: int) -> dict:
 def list_prices(chip: str | None = None) -> pd.DataFrame:
     """Desk machines' vendor prices (``data/machine_prices.csv``, chapter 8's table)."""
     df = tables.load("machine_prices")
-    df = df.assign(day=df["price_date"].map(_day))
+    df = df.assign(day=df["price_date"].map(day))
     return df if chip is None else df[df["chip"] == chip].reset_index(drop=True)
 
 
@@ -118,7 +118,7 @@ def electricity(region: str = DEFAULT_REGION) -> dict:
                          f"{', '.join(df['region'])}")
     r = rows.iloc[0]
     return {"region": region, "usd_per_kWh": float(r["price"]), "period": r["period"],
-            "day": _day(r["period"]), "confidence": r["confidence"],
+            "day": day(r["period"]), "confidence": r["confidence"],
             "source_url": r["source_url"]}
 
 
@@ -140,11 +140,11 @@ def price_dates() -> pd.DataFrame:
         pd.DataFrame({"kind": "GPU rental", "what": rent["chip"] + ", " + rent["provider"],
                       "day": rent["day"]}),
         pd.DataFrame({"kind": "API", "what": api["model"] + ", " + api["provider"],
-                      "day": api["price_date"].map(_day)}),
+                      "day": api["price_date"].map(day)}),
         pd.DataFrame({"kind": "desk machine", "what": lists["chip"] + ", " + lists["product"],
                       "day": lists["day"]}),
         pd.DataFrame({"kind": "electricity", "what": elec["region"],
-                      "day": elec["period"].map(_day)}),
+                      "day": elec["period"].map(day)}),
     ], ignore_index=True)
 
 
