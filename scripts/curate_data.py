@@ -18,6 +18,8 @@ import re
 import sys
 from pathlib import Path
 
+import curate_costs  # chapter 11's tables (prices, power, energy)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # (vendor, device, variant) in the research file -> the book's chip name.
@@ -480,6 +482,18 @@ PRICES = [
      "https://worldnl.com/nvidia-announces-new-rtx-5090-graphics-card-that-costs-2-000-at-ces-"
      "132635.html (copy of Engadget's CES 2025 report)",
      "TechBriefly's report of the keynote gives the same price."),
+    # chapter 11 (scripts/research/costs/prices.csv)
+    ("RTX PRO 6000 Blackwell", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+     "96 GB GDDR7", 96, 8565, "2026-04-06", "MSRP as reported",
+     "graphics card only: needs a host computer", "low",
+     "https://www.newgearhub.com/review/nvidia-gtc-2026-blackwell-gpus-pro-workstations",
+     "\"MSRP of $8,565 - now retailing between $8,000 and $9,200 as of April 2026\"; another "
+     "site (gotfort.com) says it \"can sell for well over $10,000\"."),
+    ("RTX 4090", "GeForce RTX 4090", "24 GB GDDR6X", 24, 1599, "2022-10",
+     "launch price (MSRP)", "graphics card only: needs a host computer", "low",
+     "https://technologistmag.com/nvidia-rtx-50-series-gpus-everything-we-know-so-far/amp",
+     "Restated in 2025 beside the RTX 5090's launch: \"up from the $1,599 for the RTX 4090\"; "
+     "the card launched in 2022 and street prices have moved since."),
 ]
 
 
@@ -868,6 +882,7 @@ def speculative_published(research: Path) -> list[dict]:
 
 
 TABLES = {
+    **curate_costs.TABLES,
     "hardware_specs.csv": hardware,
     "apple_silicon_llama2_7b.csv": apple,
     "gpu_llama2_7b_q4_0.csv": gpus,

@@ -25,13 +25,13 @@ import pandas as pd
 from .. import essay, tables
 from . import (ch01_napkin_ceiling, ch02_spark_gap, ch03_h100_ridge, ch04_kv_cache, ch05_gqa,
                ch06_paged_attention, ch07_chunked_prefill, ch08_what_to_buy,
-               ch10_speculative_decoding)
+               ch10_speculative_decoding, ch11_cost_and_energy)
 from .finding import Erratum, Finding
 
 TABLE = "errata_checks"
 CHAPTER_MODULES = (ch01_napkin_ceiling, ch02_spark_gap, ch03_h100_ridge, ch04_kv_cache, ch05_gqa,
                    ch06_paged_attention, ch07_chunked_prefill, ch08_what_to_buy,
-                   ch10_speculative_decoding)
+                   ch10_speculative_decoding, ch11_cost_and_energy)
 _CHAPTER = re.compile(r"ch(\d\d_[a-z0-9_]+)$")
 
 
