@@ -56,7 +56,7 @@
 import numpy as np
 
 import napkin
-from napkin import buying, catalog, errata, essay, hardware, phases, tables
+from napkin import buying, catalog, costs, errata, essay, hardware, phases, tables
 from napkin.figures import buying as charts
 from napkin.prose import glue, glue_markdown
 from napkin.units import GB, GiB
@@ -712,11 +712,14 @@ assert rc.loc["DGX Spark", "ttft_mid_s"] < local["ttft_mid_s"]
 assert np.isnan(c.iloc[0]["price"])
 desk_chat = c[buying.on_desk(c)]
 assert desk_chat.iloc[0]["machine"] == local["machine"]
-# the price of a token per second, under the two discounts
+# the price of a token per second, under the two discounts; a graphics card's price leaves out
+# the computer it needs, so whole machines are compared with each other and cards set apart
 priced = c[c["price"].notna()].sort_values("price_per_tok_per_s")
 glue("chat_priced", ", ".join(f"{m} ({cur} {p:,.0f})" for m, p, cur in
                               zip(priced["machine"], priced["price"], priced["currency"])))
-cheapest, runner_up = priced.iloc[0], priced.iloc[1]
+whole_machines = priced[buying.on_desk(priced)]
+cards = priced[~buying.on_desk(priced)]
+cheapest, runner_up = whole_machines.iloc[0], whole_machines.iloc[1]
 glue("chat_cheapest", cheapest["machine"])
 glue("chat_cheapest_per", cheapest["price_per_tok_per_s"])
 glue("chat_runner_up", runner_up["machine"])
@@ -727,11 +730,16 @@ bw = {m: hardware.chip(m).bandwidth_bytes_per_s / GB for m in (cheapest["machine
 glue("chat_bw_cheapest", bw[cheapest["machine"]])
 glue("chat_bw_runner_up", bw[runner_up["machine"]])
 assert errata.erratum("m3_ultra_bandwidth").verdict == "sources disagree"
-own_cheapest = priced.sort_values("price_per_own_tok_per_s").iloc[0]
+assert {cheapest["machine"], runner_up["machine"]} == {"M3 Ultra", "M2 Ultra"}
+own_cheapest = whole_machines.sort_values("price_per_own_tok_per_s").iloc[0]
 glue("chat_own_cheapest", own_cheapest["machine"])
 glue("chat_own_cheapest_per", own_cheapest["price_per_own_tok_per_s"])
 glue("chat_own_first_per", rc.loc[cheapest["machine"], "price_per_own_tok_per_s"])
 assert own_cheapest["machine"] != cheapest["machine"]
+glue_markdown("chat_cards", "; ".join(
+    f"the {r['machine']}'s card alone ({r['currency']} {r['price']:,.0f}) comes to "
+    f"{r['price_per_tok_per_s']:,.0f} dollars per token/s before the computer around it"
+    for _, r in cards.iterrows()) or "no graphics card has a recorded price")
 
 # %% [markdown]
 # The ranking is bandwidth, discounted: the {glue:text}`chat_first` leads at about
@@ -754,9 +762,10 @@ assert own_cheapest["machine"] != cheapest["machine"]
 # with the agent's long prompt DGX Spark finished first ({glue:text}`agent_spark_whole:.0f` s
 # against {glue:text}`agent_apple_whole:.0f` s). The essay's mirror image, computed.
 #
-# Of the machines with a vendor price ({glue:text}`chat_priced`), the
-# {glue:text}`chat_cheapest` costs least per token/s of decode at the family's middle
-# discount: about {glue:text}`chat_cheapest_per:,.0f` dollars for each, for the
+# Of the machines with a vendor price ({glue:text}`chat_priced`), the whole machine that
+# costs least per token/s of decode at the family's middle discount is the
+# {glue:text}`chat_cheapest`, at
+# about {glue:text}`chat_cheapest_per:,.0f` dollars for each, for the
 # {glue:text}`chat_cheapest_config` configuration, against {glue:text}`chat_runner_up_per:,.0f`
 # for the {glue:text}`chat_runner_up`. That order rests on the bandwidths the two are costed
 # at, {glue:text}`chat_bw_cheapest:,.0f` against {glue:text}`chat_bw_runner_up:,.0f` GB/s, a
@@ -764,7 +773,23 @@ assert own_cheapest["machine"] != cheapest["machine"]
 # fraction instead, the {glue:text}`chat_own_cheapest` costs least, about
 # {glue:text}`chat_own_cheapest_per:,.0f` dollars per token/s, and the
 # {glue:text}`chat_cheapest` {glue:text}`chat_own_first_per:,.0f`. Which machine is the
-# cheapest token depends on the discount, and the data cannot settle it.
+# cheapest token depends on the discount, and the data cannot settle it. Set apart, because
+# their prices are for the card only: {glue:md}`chat_cards`. Chapter 11 prices a token in
+# full, bought, rented or through an API ({doc}`11_cost_and_energy`).
+
+# %% [markdown]
+# What a chat token costs on each machine that holds the model, bought (list price over a
+# stated life and use, plus electricity) or rented (the median quoted GPU-hour), comes from
+# chapter 11's model with its defaults; the graphics cards' prices are for the card alone:
+
+# %%
+chat_cost = costs.cost_column(chat, costs.Usage(), machines=list(c["machine"]))
+chat_cost = chat_cost[chat_cost["usd_per_mtok"].notna()].sort_values("usd_per_mtok")
+tables.styled(chat_cost.assign(band=[buying.fmt_range(a, b, h, 2) for a, b, h in zip(
+    chat_cost["usd_per_mtok_low"], chat_cost["usd_per_mtok"], chat_cost["usd_per_mtok_high"])]),
+    "table-buy-chat-cost", {"machine": "Machine", "how": "Bought or rented",
+                            "band": "Dollars per million output tokens (range)",
+                            "configuration": "Configuration priced"})
 
 # %% tags=["remove-cell"]
 ranked_many = buying.rank(many)
@@ -846,7 +871,8 @@ assert q8.loc["DGX Spark", "need_GiB"] < spark_visible
 # {glue:text}`many_desk_tps:.1f` tokens/s, its step taking {glue:text}`many_desk_compute:.2f` s
 # of arithmetic against {glue:text}`many_desk_read:.2f` s of reads (per user, on a desk:
 # {glue:text}`many_desk_order`). The gap is the essay's "someone else's batch": at this
-# concurrency the machines that serve well are the ones nobody prices in public.
+# concurrency the machines that serve well are ones no vendor lists a price for; chapter 11
+# prices renting them by the hour.
 #
 # One caveat for the desk: llama.cpp has no FP8 weights. Its nearest format, Q8_0, spends a
 # little more per weight, and the batch then needs {glue:text}`many_q8_need_gib:.1f` GiB,
