@@ -22,8 +22,9 @@
 # the places where the essay and its primary sources part ways: a figure that is not in the
 # source it cites, a unit slip between GB and GiB or KiB and KB, a spec quoted for the wrong
 # variant, or two sources that disagree with each other. Each row is computed when the book
-# is built, from `data/essay_claims.csv` (the essay's side) and the sourced tables (the
-# data's side), by the checks in `napkin.errata`; none is typed in.
+# is built, from `data/essay_claims.csv` (the essay's side, in the words of
+# `data/errata_checks.csv`) and the sourced tables (the data's side), by the checks in
+# `napkin.errata`, one module per chapter; none is typed in.
 #
 # Of the {glue:text}`n_checks:d` checks, {glue:text}`n_differ:d` find a difference, and in
 # {glue:text}`n_holds:d` of those the essay's conclusion survives it.

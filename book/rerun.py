@@ -28,7 +28,7 @@
 import inspect
 
 from napkin.measure import (FULL, QUICK, backend, bandwidth, batched, depth, devices, probe,
-                            synthetic)
+                            synthetic, verify)
 from napkin.prose import glue, glue_markdown
 
 
@@ -67,6 +67,8 @@ for name in examples:
                 + (f"{m.bandwidth_bytes_per_s / 1e9:,.0f}" if m else "") + " |")
 glue_markdown("device_table", "| device, as llama.cpp names it | chip in `data/hardware_specs.csv` "
               "| bandwidth (GB/s) |\n|---|---|---|\n" + "\n".join(rows))
+glue("verify_quick", words(verify.QUICK.tokens))
+glue("verify_full", words(verify.FULL.tokens))
 
 # %% [markdown]
 # ## One command
@@ -187,7 +189,7 @@ glue_markdown("device_table", "| device, as llama.cpp names it | chip in `data/h
 #
 # ## The other live measurements
 #
-# Three chapters measure more than the ceiling. Each runs in seconds inside its notebook
+# Four chapters measure more than the ceiling. Each runs in seconds inside its notebook
 # (the quick plan) and has a fuller version:
 #
 # | chapter | what is measured | fuller run |
@@ -195,6 +197,7 @@ glue_markdown("device_table", "| device, as llama.cpp names it | chip in `data/h
 # | [The gap on one box](../notebooks/02_spark_gap.ipynb) | this machine's prefill/decode ratio (pp over tg from the run above) | `make measure` |
 # | [The ridge point and batching](../notebooks/03_h100_ridge.ipynb) | peak FLOP/s from a large float32 matrix multiplication (numpy's BLAS, all cores, reported as dense FP32) and batched decode: {glue:text}`batch_min:d` to {glue:text}`batch_max:d` sequences decoding together through llama.cpp's batch API, against the roofline that peak and the probe predict | re-execute the notebook |
 # | [Grouped-query attention](../notebooks/05_gqa.ipynb) | decode speed at several context depths for two synthetic models with identical weights, one with every head cached (MHA) and one with grouped heads (GQA), alternating the two so drift hits both alike | `python -m napkin depth` (depths {glue:text}`depth_full`; the notebook's quick plan: {glue:text}`depth_quick`), or `NAPKIN_DEPTH=full make sync` |
+# | [Speculative decoding](../notebooks/10_speculative_decoding.ipynb) | steps that add {glue:text}`verify_quick` tokens to one sequence at several depths, and a small synthetic draft's step, interleaved, against the roofline of this machine's measured roof; with a real model and a draft, greedy speculative decoding end to end (tokens kept per verify step) | `python -m napkin verify` (sizes {glue:text}`verify_full`), `--model TARGET --draft DRAFT` for acceptance, or `NAPKIN_VERIFY=full make sync` |
 #
 # The KV-cache chapter also checks the book's cache formula against the buffer llama.cpp
 # itself allocates for synthetic models of several shapes; that check is a test

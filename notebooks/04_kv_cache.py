@@ -49,14 +49,26 @@
 
 # %% tags=["remove-cell"]
 import napkin
-from napkin import capacity, catalog, essay, hardware, kvcache, measure, models, tables
+from napkin import capacity, catalog, errata, essay, hardware, kvcache, measure, models, tables
 from napkin.figures import kvcache as charts
 from napkin.prose import glue, glue_markdown
 from napkin.units import GB, KB, GiB, KiB, MiB
 
 # %% [markdown]
 # ## The essay's numbers, recomputed
-#
+
+# %% tags=["remove-cell"]
+llama = catalog.config("Llama-3.3-70B")
+glue("layers", llama["num_hidden_layers"])
+glue("heads", llama["num_attention_heads"])
+glue("kv_heads", llama["num_key_value_heads"])
+glue("head_dim", kvcache.head_dim(llama))
+per_token = napkin.kv_bytes_per_token(llama)
+glue("per_token_bytes", per_token)
+glue("per_token_kib", per_token / KiB)
+glue("per_token_kb", per_token / KB)
+
+# %% [markdown]
 # The essay reads Llama 3.3 70B's config as {glue:text}`layers:d` layers,
 # {glue:text}`heads:d` query heads, {glue:text}`kv_heads:d` KV heads and a head width of
 # {glue:text}`head_dim:d`; the config it links says the same (the file is
@@ -65,7 +77,6 @@ from napkin.units import GB, KB, GiB, KiB, MiB
 # or {glue:text}`per_token_kb:.2f` KB. The same cache in every unit:
 
 # %%
-llama = catalog.config("Llama-3.3-70B")
 full = int(essay.claim("kv_full_context_tokens"))
 batch = int(essay.claim("kv_example_batch"))
 short = int(essay.claim("kv_example_context"))
@@ -80,14 +91,6 @@ tables.styled(capacity.units_display(units), "kv-units-table", {
     "decimal": "Decimal (KB, GB)"})
 
 # %% tags=["remove-cell"]
-glue("layers", llama["num_hidden_layers"])
-glue("heads", llama["num_attention_heads"])
-glue("kv_heads", llama["num_key_value_heads"])
-glue("head_dim", kvcache.head_dim(llama))
-per_token = napkin.kv_bytes_per_token(llama)
-glue("per_token_bytes", per_token)
-glue("per_token_kib", per_token / KiB)
-glue("per_token_kb", per_token / KB)
 by_case = units.set_index("context_tokens")
 glue("full_tokens", full)
 glue("full_gb", by_case.loc[full, "GB"])
@@ -96,8 +99,10 @@ glue("full_128000_gb", by_case.loc[decimal_full, "GB"])
 glue("decimal_full", decimal_full)
 glue("decimal_short", decimal_short)
 glue("essay_full_gb", essay.claim("kv_full_context_gb"))
-glue("gib_vs_gb", GiB / GB - 1)
-glue("tokens_ratio", full / decimal_full - 1)
+# "smaller" and "less" are measured from the larger figure, "larger" from the smaller one
+glue("gib_smaller", 1 - GB / GiB)
+glue("gb_larger", GiB / GB - 1)
+glue("decimal_less", 1 - by_case.loc[decimal_full, "bytes"] / by_case.loc[full, "bytes"])
 glue("batch", batch)
 glue("short", short)
 glue("batch_gb", by_case.loc[short, "GB"])
@@ -114,6 +119,9 @@ glue("decimal_short_gib", by_case.loc[decimal_short, "GiB"])
 # what the prose says in words, checked
 assert by_case.loc[short, "bytes"] == h100.capacity_bytes > h100_driver
 assert by_case.loc[decimal_short, "bytes"] < h100.capacity_bytes
+# the errata page's check of the example: a GB/GiB slip in the comparison, and the point holds
+batch_check = errata.erratum("kv_batch_example")
+assert batch_check.verdict == "unit slip" and batch_check.conclusion_holds
 
 # %% [markdown]
 # At the full {glue:text}`full_tokens:,d`-token context one sequence holds
@@ -121,20 +129,21 @@ assert by_case.loc[decimal_short, "bytes"] < h100.capacity_bytes
 # Published figures for this very cache disagree for two reasons that the table separates:
 #
 # - **GiB against GB.** The same bytes are {glue:text}`full_gib:.2f` GiB. A figure printed
-#   by a tool that counts in GiB and read as GB comes out {glue:text}`gib_vs_gb:.1%` smaller.
+#   by a tool that counts in GiB and read as GB comes out {glue:text}`gib_smaller:.1%`
+#   smaller (the GB figure is {glue:text}`gb_larger:.1%` larger).
 # - **Thousands against powers of two.** Taking "128k" as {glue:text}`decimal_full:,d`
 #   tokens instead of {glue:text}`full_tokens:,d` gives {glue:text}`full_128000_gb:.1f` GB,
-#   {glue:text}`tokens_ratio:.1%` less.
+#   {glue:text}`decimal_less:.1%` less.
 #
 # The batch example lands on a round number: {glue:text}`batch:d` sequences of
 # {glue:text}`short:,d` tokens hold {glue:text}`batch_gb:.1f` GB, which is exactly
-# {glue:text}`batch_gib:.0f` GiB. The essay's {glue:text}`essay_batch_gb:.0f` GB is right. Its
-# comparison is not: it sets those decimal GB against "a single 80 GB H100", whose memory is
+# {glue:text}`batch_gib:.0f` GiB. The essay's {glue:text}`essay_batch_gb:.0f` GB is right, but
+# its units are mixed: it sets those decimal GB against "a single 80 GB H100", whose memory is
 # binary, {glue:text}`h100_gib:.0f` GiB ({glue:text}`h100_gb:.1f` GB). In one unit the cache
 # alone exactly fills the H100; the driver keeps a little back (nvidia-smi reports
-# {glue:text}`h100_driver_gib:.2f` GiB), so against what an engine can allocate the cache is
-# {glue:text}`over_driver:.1%` too large, not the {glue:text}`over_mixed:.1%` that comparing
-# GB with GiB suggests. The essay's point survives because the weights need room too: with
+# {glue:text}`h100_driver_gib:.2f` GiB in all), so the cache is {glue:text}`over_driver:.1%`
+# more than that total, and CUDA and the engine's own runtime take more still; it is not the
+# {glue:text}`over_mixed:.1%` that comparing GB with GiB suggests. The essay's point survives because the weights need room too: with
 # any weights at all, these caches do not fit. (Read "8k" as {glue:text}`decimal_short:,d`
 # tokens and the cache is {glue:text}`decimal_short_gib:.1f` GiB, which would fit by
 # itself.)
@@ -152,7 +161,8 @@ assert by_case.loc[decimal_short, "bytes"] < h100.capacity_bytes
 # %%
 sizes = capacity.model_table()
 tables.styled(capacity.model_display(sizes), "kv-models-table", {
-    "model": "Model", "layout": "Cache layout", "per_token": "Per token (16-bit)",
+    "model": "Model", "layout": "Cache layout",
+    "per_token": "Per token, all layers, before windows (16-bit)",
     "context": "Context (tokens)", "at_context": "At that context",
     "at_context_gib": "(GiB)", "naive": "Hidden-size formula"})
 
@@ -162,8 +172,18 @@ gpt = catalog.config("gpt-oss-120b")
 glue("gpt_head_dim", gpt["head_dim"])
 glue("gpt_hidden_over_heads", gpt["hidden_size"] / gpt["num_attention_heads"])
 glue("gpt_window", gpt["sliding_window"])
-glue("gpt_naive_x", by_model.loc["gpt-oss-120b", "naive_at_context_bytes"]
-     / by_model.loc["gpt-oss-120b", "kv_at_context_bytes"])
+gpt_naive_x = (by_model.loc["gpt-oss-120b", "naive_at_context_bytes"]
+               / by_model.loc["gpt-oss-120b", "kv_at_context_bytes"])
+glue("gpt_naive_x", gpt_naive_x)
+# the overstatement, factor by factor: naive / real = (heads / kv heads) x
+# ((hidden / heads) / head_dim) x (tokens every layer would keep / tokens the layers keep)
+gpt_gqa_x = gpt["num_attention_heads"] / gpt["num_key_value_heads"]
+gpt_width_x = gpt["head_dim"] / (gpt["hidden_size"] / gpt["num_attention_heads"])
+glue("gpt_heads", gpt["num_attention_heads"])
+glue("gpt_kv_heads", gpt["num_key_value_heads"])
+glue("gpt_gqa_x", gpt_gqa_x)
+glue("gpt_width_x", gpt_width_x)
+glue("gpt_window_x", gpt_naive_x * gpt_width_x / gpt_gqa_x)
 mistral = catalog.config("Mistral-7B-v0.1")
 glue("mistral_window", mistral["sliding_window"])
 glue("mistral_gb", by_model.loc["Mistral-7B-v0.1", "kv_at_context_bytes"] / GB)
@@ -175,6 +195,9 @@ glue("ds_naive_x", by_model.loc["DeepSeek-V3", "naive_at_context_bytes"]
      / by_model.loc["DeepSeek-V3", "kv_at_context_bytes"])
 qwen = catalog.config("Qwen2.5-7B-Instruct")
 glue("qwen_window", qwen["sliding_window"])
+# what the prose says in words, checked: Qwen2.5's window is as long as the context it serves
+assert qwen["sliding_window"] >= kvcache.context_limit(qwen)
+assert (sizes["context_basis"] != "served").sum() == 1  # Mistral 7B's, named in the prose
 gpt_context = kvcache.context_limit(gpt)
 gpt_llamacpp = measure.kvalloc.llama_cpp_cache_bytes(gpt, gpt_context)
 glue("ubatch", measure.kvalloc.LLAMA_CPP_UBATCH)
@@ -195,18 +218,25 @@ glue("gpt_margin", gpt_llamacpp / by_model.loc["gpt-oss-120b", "kv_at_context_by
 # - **Sliding windows** {cite}`jiang2023mistral`: every layer of Mistral 7B keeps only the last
 #   {glue:text}`mistral_window:,d` tokens, so its cache stops growing at
 #   {glue:text}`mistral_gb:.2f` GB; every other layer of gpt-oss keeps
-#   {glue:text}`gpt_window:d` tokens. Together with the narrow heads, a hidden-size calculator
-#   overstates gpt-oss-120b's cache {glue:text}`gpt_naive_x:.0f`-fold. The trap runs the other
-#   way too: Qwen2.5's config carries a `sliding_window` of {glue:text}`qwen_window:,d` tokens
-#   but switches it off with `use_sliding_window: false`, and a calculator that sees the field
-#   and applies it is wrong.
+#   {glue:text}`gpt_window:d` tokens. A hidden-size calculator overstates gpt-oss-120b's cache
+#   {glue:text}`gpt_naive_x:.0f`-fold: grouped-query attention ({glue:text}`gpt_heads:d` query
+#   heads share {glue:text}`gpt_kv_heads:d` KV heads) accounts for
+#   {glue:text}`gpt_gqa_x:.0f`x, the windowed layers for {glue:text}`gpt_window_x:.1f`x, and its
+#   heads, wider than the hidden size over the heads, take back {glue:text}`gpt_width_x:.2f`x.
+#   A window field can also be there and off: Qwen2.5's config carries a `sliding_window` of
+#   {glue:text}`qwen_window:,d` tokens but switches it off with `use_sliding_window: false`.
+#   napkin reads the switch; at the contexts Qwen2.5 serves, applying the window would change
+#   nothing (it is as long as the context), but the same slip on a config with a shorter
+#   window would understate the cache.
 # - **Multi-head latent attention** {cite}`deepseek2024v2`: DeepSeek-V3 caches, per layer,
 #   one compressed latent of {glue:text}`ds_latent:d` values and a rope key of
 #   {glue:text}`ds_rope:d`, instead of K and V for each of its {glue:text}`ds_heads:d` heads;
 #   the hidden-size formula is {glue:text}`ds_naive_x:.0f` times too large.
 #
 # A layer type the module cannot size (a recurrent or linear-attention layer, whose state
-# does not grow with the context) is an error that says so, not a guess.
+# does not grow with the context) is an error that says so, not a guess. One context in the
+# table is a stand-in: no served context is recorded for Mistral 7B, so its row uses the
+# config's position limit.
 #
 # Engines add margins of their own to windowed layers. llama.cpp keeps, per windowed layer,
 # the window plus one micro-batch of {glue:text}`ubatch:d` tokens, rounded up to whole
@@ -226,19 +256,6 @@ napkin.Figure(
 
 # %% [markdown]
 # ## The formula against llama.cpp
-#
-# A formula is only as good as its agreement with what an engine allocates. When llama.cpp
-# creates a context it reserves the whole cache at once and logs its size in MiB, to two
-# decimals. The cell below builds tiny synthetic models of several shapes (multi-head,
-# grouped and multi-query attention; head widths that are and are not the hidden size over
-# the heads; {glue:text}`alloc_min_layers:d` to {glue:text}`alloc_max_layers:d` layers), asks
-# llama.cpp for a context with a 16-bit and with a `q8_0` cache
-# ({glue:text}`q8_block_bytes:.0f` bytes per {glue:text}`q8_block:d` values, which needs flash
-# attention for V), and reads the allocation back. Two details keep the comparison exact
-# rather than approximate: llama.cpp rounds the context up to whole pages of
-# {glue:text}`cell_page:d` cells, so the cell count is read from its log, not assumed; and each
-# context length is chosen so that the cache is a whole number of quarter MiB, which two
-# decimals print without loss.
 
 # %% tags=["remove-cell"]
 shapes_checked = measure.kvalloc.case_table()
@@ -247,6 +264,22 @@ glue("alloc_max_layers", int(shapes_checked["layers"].max()))
 glue("q8_block", kvcache.KV_BLOCK["q8_0"])
 glue("cell_page", measure.kvalloc.CELL_PADDING)
 glue("q8_block_bytes", float(kvcache.dtype_bytes("q8_0") * kvcache.KV_BLOCK["q8_0"]))
+
+# %% [markdown]
+# A formula is only as good as its agreement with what an engine allocates. When llama.cpp
+# creates a context it reserves the whole cache at once and logs its size in MiB, to two
+# decimals. The cell below builds tiny synthetic models of several shapes (multi-head,
+# grouped and multi-query attention; head widths that are and are not the hidden size over
+# the heads; {glue:text}`alloc_min_layers:d` to {glue:text}`alloc_max_layers:d` layers), asks
+# llama.cpp for a context with a 16-bit and with a `q8_0` cache
+# ({glue:text}`q8_block_bytes:.0f` bytes per {glue:text}`q8_block:d` values, which needs flash
+# attention for V), and reads the allocation back. Two details keep the comparison exact
+# to what the log can show: llama.cpp rounds the context up to whole pages of
+# {glue:text}`cell_page:d` cells, so the cell count is read from its log, not assumed; and each
+# context length is chosen so that the formula's cache is a whole number of quarter MiB,
+# which two decimals print without loss. Agreement then means agreement to the hundredth of
+# a MiB the log resolves: the byte columns below are the logged MiB converted to bytes, and a
+# difference of a few kilobytes would not show.
 
 # %% tags=["nbval-ignore-output"]
 allocations = measure.kvalloc.live_compare()
@@ -260,13 +293,30 @@ measure.kvalloc.shown(allocations)
 
 # %% [markdown]
 # ## How many sequences fit
-#
+
+# %% tags=["remove-cell"]
+glue("weight_bits", models.bits_per_weight(capacity.WEIGHTS))
+b200 = hardware.chip("B200")
+glue("b200_gib", b200.capacity_bytes / GiB)
+glue("b200_announced", b200.specs["memory_capacity_announced_GiB"])
+glue("b200_driver_gib", b200.specs["driver_visible_memory_MiB"] * MiB / GiB)
+glue("b200_driver_gb", b200.specs["driver_visible_memory_MiB"] * MiB / GB)
+chips = capacity.chip_table()
+mac = chips.set_index("chip").loc["M2 Ultra"]
+glue("m2u_gib", mac["capacity_bytes"] / GiB)
+glue("m2u_usable_gib", mac["gpu_usable_bytes"] / GiB)
+glue("m2u_share", mac["gpu_usable_bytes"] / mac["capacity_bytes"])
+
+# %% [markdown]
 # The cache has to share memory with the weights. The table counts the sequences of a given
 # length whose caches fit beside them, with every model's weights at
 # {glue:text}`weight_bits:.0f` bits (FP8) and the cache at 16 bits, on five machines. Memory is
 # the vendor's figure read as binary (an "80 GB" H100 holds {glue:text}`h100_gib:.0f` GiB), the
-# whole of it; for the
-# M2 Ultra, its largest configuration. The B200 ships with {glue:text}`b200_gib:.0f` GiB;
+# whole of it, except on the Mac. The M2 Ultra is counted in its largest configuration,
+# {glue:text}`m2u_gib:.0f` GiB, of which macOS lets the GPU use
+# {glue:text}`m2u_usable_gib:.0f` GiB ({glue:text}`m2u_share:.0%`) by default: chapter 8's rule,
+# the lowest default recorded for a Mac of its class (raising `iogpu.wired_limit_mb` lifts the
+# cap). The B200 ships with {glue:text}`b200_gib:.0f` GiB;
 # NVIDIA announced {glue:text}`b200_announced:.0f` GB, and nvidia-smi reports
 # {glue:text}`b200_driver_gib:.1f` GiB, which is {glue:text}`b200_driver_gb:.1f` GB: counted in
 # decimal, the shipped memory is the announced number, though no source read says whether the
@@ -274,9 +324,9 @@ measure.kvalloc.shown(allocations)
 # weights alone do not fit, or the context is longer than the model serves.
 
 # %%
-chips = capacity.chip_table()
 tables.styled(capacity.chip_display(chips), "kv-chips-table", {
-    "chip": "Chip", "capacity": "Memory", "which": "Figure", "bandwidth": "Bandwidth"})
+    "chip": "Chip", "capacity": "Memory", "which": "Figure", "gpu": "GPU may use",
+    "bandwidth": "Bandwidth"})
 
 # %%
 fits = capacity.max_batch_table()
@@ -287,40 +337,60 @@ tables.styled(grid, "kv-max-batch-table", {"model": "Model",
                                            **{c: c for c in capacity.CHIPS}})
 
 # %% tags=["remove-cell"]
-glue("weight_bits", models.bits_per_weight(capacity.WEIGHTS))
-b200 = hardware.chip("B200")
-glue("b200_gib", b200.capacity_bytes / GiB)
-glue("b200_announced", b200.specs["memory_capacity_announced_GiB"])
-glue("b200_driver_gib", b200.specs["driver_visible_memory_MiB"] * MiB / GiB)
-glue("b200_driver_gb", b200.specs["driver_visible_memory_MiB"] * MiB / GB)
 cell = fits.set_index(["model", "chip", "context_tokens"])["max_batch"]
 glue("llama_h100_short", int(cell[("Llama-3.3-70B", "H100 SXM", capacity.CONTEXTS[0])]))
 glue("llama_b200_long", int(cell[("Llama-3.3-70B", "B200", capacity.CONTEXTS[-1])]))
 glue("short_ctx", capacity.CONTEXTS[0])
 glue("long_ctx", capacity.CONTEXTS[-1])
 glue("gpt_fp8_gib", catalog.weight_bytes("gpt-oss-120b", "FP8") / GiB)
-glue("gpt_mxfp4_gib", catalog.weight_bytes("gpt-oss-120b", "MXFP4") / GiB)
+# llama-bench's own size of the MXFP4 GGUF: the experts in MXFP4, the rest wider
+bench = tables.load("spark_bench_llamacpp")
+glue("gpt_gguf_gib", bench[bench["model"] == "gpt-oss-120b"]["model_size_GiB"].dropna().iloc[0])
 glue("gpt20_h100_long", int(cell[("gpt-oss-20b", "H100 SXM", capacity.CONTEXTS[-1])]))
 glue("llama8_h100_long", int(cell[("Llama-3.1-8B", "H100 SXM", capacity.CONTEXTS[-1])]))
+glue("llama8_share", catalog.params("Llama-3.1-8B") / catalog.params("gpt-oss-20b"))
+gpt20 = {c: cell[("gpt-oss-20b", c, capacity.CONTEXTS[-1])] for c in capacity.CHIPS}
+glue("gpt20_arch_x", gpt20["H100 SXM"] / cell[("Llama-3.1-8B", "H100 SXM", capacity.CONTEXTS[-1])])
+glue("gpt20_chip_x", max(gpt20.values()) / gpt20["H100 SXM"])
+glue("llama_chip_x", cell[("Llama-3.3-70B", "M2 Ultra", capacity.CONTEXTS[0])]
+     / cell[("Llama-3.3-70B", "H100 SXM", capacity.CONTEXTS[0])])
 
 # %% [markdown]
 # Llama 3.3 70B leaves an H100 room for {glue:text}`llama_h100_short:d` sequences of
 # {glue:text}`short_ctx:,d` tokens, and even a B200 holds only
-# {glue:text}`llama_b200_long:d` at {glue:text}`long_ctx:,d`. Architecture moves these numbers
-# more than the chip does: at the full context an H100 holds
-# {glue:text}`gpt20_h100_long:d` sequences of gpt-oss-20b (windowed layers, narrow heads) but
-# {glue:text}`llama8_h100_long:d` of Llama 3.1 8B, a model of similar size. One caveat on the
-# uniform 8-bit weights: gpt-oss ships its experts in MXFP4, at which gpt-oss-120b's weights
-# are about {glue:text}`gpt_mxfp4_gib:.0f` GiB rather than {glue:text}`gpt_fp8_gib:.0f` GiB and
-# do fit on an H100; the calculator at the end of the chapter takes any format.
+# {glue:text}`llama_b200_long:d` at {glue:text}`long_ctx:,d`. For a 70B model the chip is what
+# moves the count: the M2 Ultra holds {glue:text}`llama_chip_x:.0f` times as many sequences of
+# {glue:text}`short_ctx:,d` tokens as an H100. Among small models the architecture can move it
+# more: at the full context an H100 holds {glue:text}`gpt20_h100_long:d` sequences of
+# gpt-oss-20b (windowed layers, few KV heads) but {glue:text}`llama8_h100_long:d` of Llama 3.1
+# 8B, a model with {glue:text}`llama8_share:.0%` of its parameters, a factor of
+# {glue:text}`gpt20_arch_x:.0f` where the best chip here adds
+# {glue:text}`gpt20_chip_x:.1f`x. One caveat on the uniform 8-bit weights: gpt-oss ships its
+# experts in MXFP4, and llama-bench counts that GGUF of gpt-oss-120b at
+# {glue:text}`gpt_gguf_gib:.1f` GiB rather than the {glue:text}`gpt_fp8_gib:.0f` GiB of FP8
+# weights, which does fit on an H100; the calculator at the end of the chapter takes any
+# format.
 
 # %% [markdown]
 # ## From bandwidth to capacity
-#
+
+# %% tags=["remove-cell"]
+turns = {c: capacity.capacity_turn("Llama-3.3-70B", c) for c in capacity.DATACENTER}
+h100_turn = turns["H100 SXM"]
+glue("h100_ridge", h100_turn["ridge_flop_per_byte"])
+glue("h100_weights_only", h100_turn["weights_only_crossover"])
+glue("h100_attn_ridge", h100_turn["attention_ridge_flop_per_byte"])
+glue("h100_fits_at_turn", h100_turn["fits_at_turn"])
+for chip, key in (("H100 SXM", "h100"), ("H200", "h200"), ("B200", "b200")):
+    glue(f"{key}_turn", turns[chip]["turn_tokens"])
+    glue(f"{key}_never", turns[chip]["never_beyond_tokens"])
+
+# %% [markdown]
 # Chapter 3 put back what the essay's crossover leaves out: every sequence in a batch reads
 # its own cache, so the batch a decode step needs to reach the ridge grows with the context,
-# and beyond some context no batch reaches it. Here the weights are 8-bit, so the roof is the
-# FP8 one they run on ({glue:text}`h100_ridge:.0f` FLOP/byte on an H100): counting weights
+# and beyond some context no batch reaches it. Here the weights are 8-bit, so their matmuls
+# run on the FP8 roof ({glue:text}`h100_ridge:.0f` FLOP/byte on an H100), while attention over
+# the 16-bit cache runs on the FP16 one ({glue:text}`h100_attn_ridge:.0f`): counting weights
 # alone, decode would cross at a batch of {glue:text}`h100_weights_only:.0f`, as 16-bit
 # weights do on the 16-bit roof. Counting the cache, the chart sets the batch needed
 # (dashed) against the batch that fits beside the weights (solid), as the context grows.
@@ -334,22 +404,15 @@ napkin.Figure(
     name="fig-kv-capacity-turn",
     chart=charts.capacity_turn(curves, essay_point, "Llama-3.3-70B"),
     caption="Per chip, the largest batch that fits beside the weights (solid) and the batch a "
-            "decode step needs to reach the FP8 ridge with every cache read counted (dashed, "
-            "ending where no batch reaches it); ringed: where the first falls below the "
-            "second. Pick another model from the menu.",
+            "decode step needs to reach the ridge with every cache read counted, weights on "
+            "the FP8 roof and attention on the FP16 one (dashed, ending where no batch reaches "
+            "it); ringed: where the first falls below the second. Pick another model from the "
+            "menu.",
     source="Capacity (binary), bandwidth and FP8 peaks from data/hardware_specs.csv; models "
            "from data/models; computed by napkin.capacity and napkin.roofline.",
 )
 
 # %% tags=["remove-cell"]
-turns = {c: capacity.capacity_turn("Llama-3.3-70B", c) for c in capacity.DATACENTER}
-h100_turn = turns["H100 SXM"]
-glue("h100_ridge", h100_turn["ridge_flop_per_byte"])
-glue("h100_weights_only", h100_turn["weights_only_crossover"])
-for chip, key in (("H100 SXM", "h100"), ("H200", "h200"), ("B200", "b200")):
-    glue(f"{key}_turn", turns[chip]["turn_tokens"])
-    glue(f"{key}_never", turns[chip]["never_beyond_tokens"])
-    glue(f"{key}_fits_at_turn", turns[chip]["fits_at_turn"])
 cost = capacity.extra_sequence_cost("Llama-3.3-70B", [2048, 32768]).set_index("context_tokens")
 glue("extra_2k", cost.loc[2048, "share_of_weights"])
 glue("extra_32k", cost.loc[32768, "share_of_weights"])
@@ -357,19 +420,30 @@ glue("short_extra", 2048)
 glue("long_extra", 32768)
 # what the prose says in words, checked
 assert all(t["turn_tokens"] < t["never_beyond_tokens"] <= 2048 for t in turns.values())
+assert all(t["never_beyond_tokens"] < short for t in turns.values())
+# the errata page's check of the essay's sentence: it needs a correction, its point holds
+capacity_check = errata.erratum("capacity_problem")
+assert capacity_check.verdict == "inconsistent" and capacity_check.conclusion_holds
 
 # %% [markdown]
 # For Llama 3.3 70B on an H100, the batch that fits drops below the batch that would reach
 # the ridge at {glue:text}`h100_turn:,d` tokens of context ({glue:text}`h100_fits_at_turn:,d`
-# sequences fit there), and beyond {glue:text}`h100_never:,d` tokens no batch reaches the ridge
-# at all, however much memory there were. The H200 turns at {glue:text}`h200_turn:,d` tokens
-# (none beyond {glue:text}`h200_never:,d`), the B200 at {glue:text}`b200_turn:,d` (none beyond
-# {glue:text}`b200_never:,d`). So at any chat-length context decode on these chips is
-# bandwidth-bound, whatever the memory holds; the essay's sentence needs one correction.
-# Long context does not turn a bandwidth problem into a capacity problem: it adds a capacity
-# problem to a bandwidth problem that never went away. Capacity decides how large the batch
-# can be, the batch decides how many tokens share each read of the weights, and so memory
-# sets the throughput of a decode that stays memory-bound (chapter 3's throughput curves).
+# sequences fit there), and from {glue:text}`h100_never:,d` tokens on no batch reaches the
+# ridge at all, however much memory there were. The H200 turns at {glue:text}`h200_turn:,d`
+# tokens (none from {glue:text}`h200_never:,d`), the B200 at {glue:text}`b200_turn:,d` (none
+# from {glue:text}`b200_never:,d`).
+#
+# Set that against the essay's whole sentence: "Long context turns a bandwidth problem into a
+# capacity problem, and the capacity problem caps your batch size, which drags you back onto
+# the bad side of the decode roofline." Where it ends is right: at long context the capacity
+# caps the batch and decode is memory-bound. How it gets there holds only in a band: between
+# {glue:text}`h100_turn:,d` and {glue:text}`h100_never:,d` tokens on an H100, a compute-bound
+# batch exists but does not fit, and there it is the capacity that drags decode back. Past that
+# band, which on all three chips ends well short of the essay's own example of
+# {glue:text}`short:,d` tokens, each sequence's own cache reads keep decode memory-bound however
+# much memory there were. There capacity decides how large the batch can be, the batch decides
+# how many tokens share each read of the weights, and so memory sets the throughput of a
+# decode that was memory-bound anyway (chapter 3's throughput curves).
 #
 # In that regime an extra sequence costs only its own cache read. At
 # {glue:text}`short_extra:,d` tokens that read is {glue:text}`extra_2k:.1%` of the weights'

@@ -40,6 +40,8 @@
 # with the number of KV heads; the weight term does not move.
 
 # %% tags=["remove-cell"]
+from dataclasses import replace
+
 import napkin
 from napkin import catalog, essay, gqa, hardware, kvcache, measure, tables
 from napkin.figures import gqa as charts
@@ -48,14 +50,19 @@ from napkin.units import GB, MB, GiB, MiB
 
 # %% [markdown]
 # ## Three layouts of one model
-#
+
+# %% tags=["remove-cell"]
+llama = catalog.config("Llama-3.3-70B")
+weights = catalog.weight_bytes("Llama-3.3-70B", "FP8")
+glue("kv_heads", llama["num_key_value_heads"])
+glue("weights_gb", weights / GB)
+
+# %% [markdown]
 # Take Llama 3.3 70B's shape and change only its KV heads: one per query head (MHA), the
 # {glue:text}`kv_heads:d` it has (GQA), or a single one (MQA). The weights are held at
 # {glue:text}`weights_gb:.1f` GB (8-bit) for all three, so that only the cache differs.
 
 # %%
-llama = catalog.config("Llama-3.3-70B")
-weights = catalog.weight_bytes("Llama-3.3-70B", "FP8")
 full = int(essay.claim("kv_full_context_tokens"))
 layouts = gqa.variant_table(llama, full, weights, depths=(8192, 32768, full))
 tables.styled(gqa.variant_display(layouts, depths=(8192, 32768, full)), "gqa-variants-table", {
@@ -66,8 +73,6 @@ tables.styled(gqa.variant_display(layouts, depths=(8192, 32768, full)), "gqa-var
 # %% tags=["remove-cell"]
 row = layouts.set_index("variant")
 glue("essay_cut", essay.claim("gqa_cut"))
-glue("kv_heads", llama["num_key_value_heads"])
-glue("weights_gb", weights / GB)
 glue("mha_token_mb", row.loc["MHA", "kv_per_token_bytes"] / MB)
 glue("mha_token_mib", row.loc["MHA", "kv_per_token_bytes"] / MiB)
 glue("essay_mha_mib", essay.claim("mha_per_token_mib"))
@@ -124,6 +129,12 @@ glue("tg_empty", at.loc[("GQA", 0), "tokens_per_s"])
 glue("tg_gqa_full", at.loc[("GQA", full), "tokens_per_s"])
 glue("tg_mqa_full", at.loc[("MQA", full), "tokens_per_s"])
 glue("mha_fit_depth", kvcache.max_context(variants["MHA"], capacity_bytes, weights))
+# one MHA sequence at the full context with the 8-bit weights, in H200s' memory
+mha_full_bytes = weights + kvcache.kv_cache_bytes(variants["MHA"], full)
+glue("mha_full_gb_total", mha_full_bytes / GB)
+glue("mha_h200s", int(-(-mha_full_bytes // capacity_bytes)))
+glue("gqa_fit_full", kvcache.max_batch(variants["GQA"], full, capacity_bytes, weights))
+assert kvcache.max_batch(variants["GQA"], full, capacity_bytes, weights) == 1  # "such sequence"
 
 # %% [markdown]
 # Three readings of the chart. With an empty context all three layouts share the same
@@ -133,39 +144,56 @@ glue("mha_fit_depth", kvcache.max_context(variants["MHA"], capacity_bytes, weigh
 # the MHA model runs out of the H200's {glue:text}`h200_gib:.0f` GiB at
 # {glue:text}`mha_fit_depth:,d` tokens of a single sequence, while GQA still decodes at
 # {glue:text}`tg_gqa_full:.0f` tokens/s at {glue:text}`full_tokens:,d` (MQA:
-# {glue:text}`tg_mqa_full:.0f`). That is the essay's "why 128k contexts are servable at all",
-# in numbers.
+# {glue:text}`tg_mqa_full:.0f`). That is what the essay's "why 128k contexts are servable at
+# all" comes to in numbers, and it is about one GPU: with GQA one H200 holds
+# {glue:text}`gqa_fit_full:d` such sequence beside the weights, while with MHA a single one
+# needs {glue:text}`mha_full_gb_total:.0f` GB, the memory of {glue:text}`mha_h200s:d` H200
+# GPUs. MHA at that context is servable, then, but at several GPUs per sequence rather than
+# several sequences per GPU.
 
 # %% [markdown]
 # ## Measured here
-#
-# The prediction can be tested on any machine. The two models below are synthetic llama
+
+# %% tags=["remove-cell"]
+# the quick plan stops short of the depth where the MHA model's cache equals its weights, where
+# the bytes predict a fall no larger than this machine's noise; measure past it
+quick = measure.depth.plan_from_env()
+pair_by = measure.depth.models_table(quick).set_index("attention")
+equal_depth = int(pair_by.loc["MHA", "cache_equals_weights_tokens"])
+deep = -(-equal_depth // 1024) * 1024  # the next whole 1,024 tokens past it
+plan = quick if max(quick.depths) > equal_depth else replace(quick, depths=(0, deep // 2, deep))
+glue("synthetic_group", int(pair_by.loc["GQA", "heads"] // pair_by.loc["GQA", "kv_heads"]))
+glue("equal_depth", equal_depth)
+glue("n_gen", plan.n_gen)
+glue("reps", plan.reps)
+glue("depth_max", max(plan.depths))
+glue("read_page", measure.kvalloc.CELL_PADDING)
+glue_markdown("n_kv_link", f"[llama.cpp's source]({measure.kvalloc.LLAMA_CPP_N_KV_SOURCE})")
+
+# %% [markdown]
+# The prediction can be set against a measurement on any machine; whether the measurement
+# tests it depends on the machine's decode being bound by its memory bandwidth, which the
+# sentence under the table checks. The two models below are synthetic llama
 # models written by `napkin.measure` with random weights (speed does not depend on their
 # values): the same layers, hidden size and query heads, one with a KV head per query head and
 # one with {glue:text}`synthetic_group:d` query heads per KV head. The GQA model's
 # feed-forward block is widened by exactly the weights its smaller K and V projections save,
 # so both hold the same bytes of weights. A narrow feed-forward block and few layers make the
-# cache large beside the weights already a few thousand tokens deep.
+# cache large beside the weights already a few thousand tokens deep: the MHA model's equals its
+# weights at {glue:text}`equal_depth:,d` tokens.
 
 # %%
-plan = measure.depth.plan_from_env()
 measure.depth.shown_models(plan)
 
-# %% tags=["remove-cell"]
-pair_by = measure.depth.models_table(plan).set_index("attention")
-glue("synthetic_group", int(pair_by.loc["GQA", "heads"] // pair_by.loc["GQA", "kv_heads"]))
-glue_markdown("mode", plan.mode)
-glue("n_gen", plan.n_gen)
-glue("reps", plan.reps)
-glue("depth_max", max(plan.depths))
-
 # %% [markdown]
-# The cell below measures what `llama-bench -d` measures, in the {glue:md}`mode` plan: at each
-# depth up to {glue:text}`depth_max:,d` tokens the cache is filled, then
+# The cell below measures what `llama-bench -d` measures, at each depth up to
+# {glue:text}`depth_max:,d` tokens, past that point: the cache is filled, then
 # {glue:text}`n_gen:d` tokens are generated and timed, {glue:text}`reps:d` times
 # (`NAPKIN_DEPTH=full` measures more depths; `python -m napkin depth` does the same from a
 # shell). Flash attention is off, so that attention reads the cache through llama.cpp's
-# ordinary matrix kernels.
+# ordinary matrix kernels. Even at an empty context the table counts a cache read: llama.cpp
+# attends over whole pages of {glue:text}`read_page:d` cells, masked where empty but read
+# ({glue:md}`n_kv_link`), and the prediction counts them too.
 
 # %% tags=["nbval-ignore-output"]
 live = measure.depth.live(plan)
@@ -190,26 +218,45 @@ napkin.Figure(
 )
 
 # %% [markdown]
-# Read the chart by its two slopes and by the gap between them. On a CPU the share of the
-# ceiling reached varies from run to run with whatever else the machine is doing (the table
-# gives both), and both models can fall faster than their bytes alone predict: scoring each
-# cached token costs arithmetic for every query head, the two models have the same query
-# heads, and so that cost slows them alike. What the KV heads change is the bytes, so the
-# number to hold against the napkin is the ratio of the two speeds at the deepest depth,
-# which the sentence above gives beside its prediction.
+# Read the chart by its two slopes and by the gap between them. The bytes model predicts both
+# only where decode waits on memory; on a CPU the share of the ceiling reached varies from run
+# to run with whatever else the machine is doing (the table gives it), and where it is small,
+# something other than the bytes sets the speed. Both models can then fall faster than their
+# bytes predict. One possible cause, not measured here: scoring each cached token costs
+# arithmetic for every query head, and the two models have the same query heads, so on a
+# machine short of arithmetic that cost would slow them alike. What the KV heads change is the
+# bytes, so the number to hold against the napkin is the ratio of the two speeds at the
+# deepest depth, which the sentence above gives beside its prediction and its spread.
 
 # %% [markdown]
 # ## What was checked
 #
-# The cache formula of chapter 4 was compared with llama.cpp's own allocation for these
-# shapes, with a 16-bit and a `q8_0` cache each, and agreed to the byte
-# (`tests/test_kvalloc.py` repeats it):
+# Chapter 4's cache formula is compared here, as there, with llama.cpp's own allocation for
+# multi-head, grouped and multi-query shapes, with a 16-bit and a `q8_0` cache each
+# (`tests/test_kvalloc.py` repeats it). The last two columns are the whole cache by the formula
+# and as llama.cpp logs it, in MiB to two decimals, converted to bytes.
 
-# %%
-tables.styled(measure.kvalloc.case_table(), "gqa-checked-shapes-table", {
-    "case": "Shape", "attention": "Attention", "layers": "Layers", "heads": "Query heads",
-    "kv_heads": "KV heads", "head_dim": "Head dim", "kv_dtype": "Cache type",
-    "batch": "Sequences", "kv_bytes_per_token": "Bytes per token"})
+# %% tags=["nbval-ignore-output"]
+allocations = measure.kvalloc.live_compare()
+checked = measure.kvalloc.case_table()
+if allocations is None:
+    checked = checked.assign(napkin_bytes=float("nan"), llamacpp_bytes=float("nan"))
+    glue_markdown("checked_sentence", "llama.cpp could not run where this page was built, so "
+                  "only the formula's side is shown.")
+else:
+    checked = checked.merge(allocations[["case", "kv_dtype", "batch", "napkin_bytes",
+                                         "llamacpp_bytes"]], on=["case", "kv_dtype", "batch"])
+    glue_markdown("checked_sentence", f"{int(allocations['match'].sum())} of "
+                  f"{len(allocations)} agree to the hundredth of a MiB the log resolves.")
+tables.styled(checked, "gqa-checked-shapes-table", {
+    "case": "Shape", "attention": "Attention", "kv_dtype": "Cache type", "batch": "Sequences",
+    "kv_bytes_per_token": "Bytes per token", "napkin_bytes": "Cache, formula (bytes)",
+    "llamacpp_bytes": "Cache, llama.cpp log (bytes)"},
+    formats={c: (lambda v: "" if v != v else f"{v:,.0f}") for c in ("napkin_bytes",
+                                                                    "llamacpp_bytes")})
+
+# %% [markdown]
+# {glue:md}`checked_sentence`
 
 # %% [markdown]
 # And this machine's decode speed at each depth, for the MHA and the GQA model, is the table

@@ -14,8 +14,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from pathlib import Path
+
+import curate_costs  # chapter 11's tables (prices, power, energy)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -259,6 +262,15 @@ TABLE1_13B = {"gpu_memory": (40, "GB (as printed)", "Total GPU memory"),
               "parameter_size": (26, "GB (as printed)", "Parameter size"),
               "kv_memory": (12, "GB (as printed)", "Memory for KV cache"),
               "kv_slots": (15700, "tokens (printed as 15.7K)", "Max. # KV cache slots")}
+#: How each "GB" of Table 1 reads in bytes (napkin.deployment.paper_table1_bytes).
+TABLE1_NOTES = {
+    "gpu_memory": "A vendor capacity, binary like every capacity in the book: 40 GiB.",
+    "parameter_size": "Decimal GB: 13e9 FP16 parameters x 2 bytes = 26e9 bytes (26 GiB would "
+                      "be 14 billion parameters).",
+    "kv_memory": "The table's KV GB are binary: 12 x 2^30 bytes / 800 KiB per token = 15,729 "
+                 "slots, the printed 15.7K.",
+    "kv_slots": "The table's KV GB are binary: 12 x 2^30 bytes / 800 KiB per token = 15,729 "
+                "slots, the printed 15.7K."}
 VLLM_BLOCK_MANAGER = ("https://github.com/vllm-project/vllm/blob/"
                       "9a4b60a4c91d972116c01e818048ab8868542d62/vllm/core/block_manager.py")
 
@@ -337,8 +349,7 @@ def serving_claims(research: Path) -> list[dict]:
         rows.append(_claim(
             f"table1_13b_{key}", "Table 1 (13B column)", f"{label}: {value}", value, value, unit,
             model="OPT-13B", hardware="A100 (40 GB)", verification=TABLE_READING,
-            note="The table's GB are binary: 12 x 2^30 bytes / 800 KiB per token = 15,729 "
-                 "slots, the printed 15.7K." if key in ("kv_memory", "kv_slots") else ""))
+            note=TABLE1_NOTES[key]))
     rows.append(_claim(
         "vllm_admission_watermark", "vllm/core/block_manager.py (SelfAttnBlockSpaceManager)",
         "watermark: float = 0.01 ... if num_free_gpu_blocks - num_required_blocks >= "
@@ -421,6 +432,7 @@ def scheduling_claims(found: list[dict]) -> list[dict]:
 LINKS = [
     {"link": "400 Gb/s InfiniBand NIC (one of ten in an 8 x H200 system)",
      "stated": "10x 400Gbe Infiniband", "bandwidth_GB_per_s": 50,
+     "nics_in_system": 10, "gpus_in_system": 8,
      "system": "NVIDIA H200-SXM-141GBx8 (MLPerf Inference v4.1 closed submission)",
      "source_url": "https://github.com/mlcommons/inference_results_v4.1/blob/main/closed/"
                    "NVIDIA/systems/H200-SXM-141GBx8_TRT_MaxQ.json",
@@ -470,6 +482,18 @@ PRICES = [
      "https://worldnl.com/nvidia-announces-new-rtx-5090-graphics-card-that-costs-2-000-at-ces-"
      "132635.html (copy of Engadget's CES 2025 report)",
      "TechBriefly's report of the keynote gives the same price."),
+    # chapter 11 (scripts/research/costs/prices.csv)
+    ("RTX PRO 6000 Blackwell", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+     "96 GB GDDR7", 96, 8565, "2026-04-06", "MSRP as reported",
+     "graphics card only: needs a host computer", "low",
+     "https://www.newgearhub.com/review/nvidia-gtc-2026-blackwell-gpus-pro-workstations",
+     "\"MSRP of $8,565 - now retailing between $8,000 and $9,200 as of April 2026\"; another "
+     "site (gotfort.com) says it \"can sell for well over $10,000\"."),
+    ("RTX 4090", "GeForce RTX 4090", "24 GB GDDR6X", 24, 1599, "2022-10",
+     "launch price (MSRP)", "graphics card only: needs a host computer", "low",
+     "https://technologistmag.com/nvidia-rtx-50-series-gpus-everything-we-know-so-far/amp",
+     "Restated in 2025 beside the RTX 5090's launch: \"up from the $1,599 for the RTX 4090\"; "
+     "the card launched in 2022 and street prices have moved since."),
 ]
 
 
@@ -687,7 +711,178 @@ def write_model_configs(research: Path, overwrite: bool) -> None:
         print(f"wrote  data/models/{out.name}")
 
 
+# -- chapter 9: published serving measurements and what reading them needs ------------------
+
+#: The book's research notes for the validation chapter: MLPerf dataset lengths and latency
+#: limits, submission configs (tensor and pipeline parallelism, batch caps, formats) and the
+#: configs of the models the measurements ran (see scripts/research/mlperf/REPORT.md).
+MLPERF_RESEARCH = ROOT / "scripts" / "research" / "mlperf"
+#: The measured models the book's catalog lacks, added to data/models.csv and data/models/.
+#: Left out: DeciLM-7B (a different KV-head count per layer), BLOOM-7B1 (no context length in
+#: its config), GPT-J-6B and OPT-6.7B (two-matrix MLPs, outside the llama-style parameter
+#: count the catalog is checked against), Llama-3-8B (only a row the chapter declines),
+#: DeepSeek-R1 (the DeepSeek-V3 transformer, already in the catalog).
+VALIDATION_MODELS = ("Mixtral-8x7B", "Llama-3-70B", "Qwen2-7B", "Qwen1.5-7B", "Aquila-7B",
+                     "LLaMA-7B")
+_COMMIT_PATH = re.compile(r"(\S+) @([0-9a-f]{40})")
+
+
+def mlperf_llm(research: Path) -> list[dict]:
+    """MLPerf Inference LLM results as the shared drop has them, plus a ``source_url``: the
+    result file at its commit in the results repository the row names."""
+    rows = []
+    for r in read(research / "serving" / "mlperf_llm.csv"):
+        found = _COMMIT_PATH.findall(r["source_path_or_url"])
+        repo = r["source_repo"].split(" ")[0]
+        if found:
+            path, commit = found[-1]
+            url = f"https://github.com/{repo}/blob/{commit}/{path}"
+        else:
+            url = f"https://github.com/{repo}"
+        rows.append({**r, "source_url": url})
+    return rows
+
+
+def serving_measurements(research: Path) -> list[dict]:
+    """Engine and vendor serving measurements, unchanged (each row has its source_url)."""
+    return read(research / "serving" / "serving_measurements.csv")
+
+
+def mlperf_datasets(research: Path) -> list[dict]:
+    """Input and output lengths and latency limits of each MLPerf LLM benchmark's dataset."""
+    keep = ("benchmark_model", "dataset", "input_mean_tokens", "input_median_tokens",
+            "input_max_tokens", "output_mean_tokens", "output_max_tokens",
+            "ttft_limit_server_ms", "tpot_limit_server_ms", "ttft_limit_interactive_ms",
+            "tpot_limit_interactive_ms", "confidence", "source_url", "note")
+    return [{k: r[k] for k in keep} for r in read(MLPERF_RESEARCH / "datasets.csv")]
+
+
+def mlperf_system_configs(research: Path) -> list[dict]:
+    """Tensor and pipeline parallelism, batch cap and formats of MLPerf submissions."""
+    return read(MLPERF_RESEARCH / "system_configs.csv")
+
+
+def validation_model_rows() -> list[dict]:
+    """data/models.csv rows for :data:`VALIDATION_MODELS`, from the chapter's research."""
+    return [r for r in read(MLPERF_RESEARCH / "models.csv") if r["model"] in VALIDATION_MODELS]
+
+
+def models_with_validation(research: Path) -> list[dict]:
+    return model_index(research) + validation_model_rows()
+
+
+def write_validation_model_configs(overwrite: bool) -> None:
+    """data/models/<name>.json for :data:`VALIDATION_MODELS`, as the research wrote them."""
+    for r in validation_model_rows():
+        out = ROOT / "data" / r["config_file"]
+        if out.exists() and not overwrite:
+            print(f"keep   data/{r['config_file']} (exists; --overwrite to rebuild)")
+            continue
+        cfg = json.loads((MLPERF_RESEARCH / r["config_file"]).read_text())
+        out.write_text(json.dumps(cfg, indent=2) + "\n")
+        print(f"wrote  data/{r['config_file']}")
+
+
+# -- chapter 10: speculative decoding, published ------------------------------------------------
+
+#: The book's copy of the research drop's speculative-decoding table (README beside it).
+SPECULATIVE_RESEARCH = ROOT / "scripts" / "research" / "speculative" / "speculative.csv"
+_URL = re.compile(r"https?://[^\s;,)]+")
+_IN_REPO = re.compile(r"(\S+) in github\.com/([\w.-]+/[\w.-]+) \(commit ([0-9a-f]+)\)")
+_REPO_FILE = re.compile(r"github\.com/([\w.-]+/[\w.-]+) (\S+) \(commit ([0-9a-f]+)\)")
+_TIMES = re.compile(r"^\s*(\d+(?:\.\d+)?)x(?:\s|$|\s*\()")
+_LEADING_INT = re.compile(r"^\s*(\d+)(?:\s*\(|\s*$)")
+#: What each source's speedup compares, in order of precedence (substring of the source or
+#: the notes -> the definition): papers time one stream against plain Hugging Face decoding,
+#: engines time a fixed batch against themselves without speculation. Never pooled.
+SPEEDUP_DEFINITIONS = (
+    ("THROUGHPUT improvement", "throughput at a fixed batch, against the same engine without "
+                               "speculation"),
+    ("max-THROUGHPUT ratio", "throughput at each method's largest batch, against plain "
+                             "decoding at its own"),
+    ("latency speedup at this batch", "latency at a fixed batch, against plain decoding"),
+    ("NOT a pure", "not an ablation: the engine or the number format changed too"),
+    ("TensorRT Edge-LLM", "generation throughput against the same model, precision and batch "
+                          "without speculation"),
+    ("sgl-project/sglang", "decoding speed at a fixed batch, against the same engine without "
+                           "MTP"),
+    ("DeepSeek-V3 Technical Report", "tokens per second with MTP against without, serving "
+                                     "setup not stated"),
+    ("Spec-Bench", "one stream, wall-clock time against plain Hugging Face decoding"),
+    ("arXiv:2503.01840", "one stream, wall-clock time against plain Hugging Face decoding"),
+    ("arXiv:2406.16858", "one stream, wall-clock time against plain Hugging Face decoding"),
+    ("arXiv:2401.15077", "one stream, wall-clock time against plain Hugging Face decoding"),
+    ("arXiv:2401.10774", "one stream, wall-clock tokens/s against plain Hugging Face decoding"),
+)
+_THROUGHPUTS = (  # patterns in the notes that state measured tokens/s
+    (re.compile(r"spec decode ([\d.,]+) tok/s vs vanilla ([\d.,]+) tok/s"), ("spec", "plain")),
+    (re.compile(r"baseline ([\d.,]+) tok/s -> ([\d.,]+) tok/s"), ("plain", "spec")),
+    (re.compile(r"no-spec llama-cli eval ([\d.,]+) tok/s; speculative decoded ([\d.,]+) tok/s"),
+     ("plain", "spec")),
+    (re.compile(r"throughput ([\d.,]+) tokens/s at bs=1"), ("row",)),
+    (re.compile(r"generation ([\d.,]+) tok/s"), ("spec",)),
+)
+
+
+def _speculative_url(source: str) -> str:
+    """The address a row's source names: a URL it contains, or a file at a commit of a
+    GitHub repository; empty when it names none (the row is then left out)."""
+    found = _URL.search(source)
+    if found:
+        return found.group(0).rstrip(".")
+    for pattern, order in ((_IN_REPO, (2, 3, 1)), (_REPO_FILE, (1, 3, 2))):
+        m = pattern.search(source)
+        if m:
+            repo, commit, path = (m.group(i) for i in order)
+            return f"https://github.com/{repo}/blob/{commit}/{path}"
+    return ""
+
+
+def _number(text: str) -> float | None:
+    return float(text.replace(",", "")) if text else None
+
+
+def speculative_published(research: Path) -> list[dict]:
+    """Published speculative-decoding results (``scripts/research/speculative``): each row's
+    acceptance length and speedup as numbers where the source states one plain number, what
+    its speedup compares (``speedup_definition``), the batch where it is one number, the
+    tokens/s the notes state, and the address of its source."""
+    rows = []
+    for r in read(SPECULATIVE_RESEARCH):
+        url = _speculative_url(r["source"])
+        text = f"{r['source']} {r['notes']}"
+        definition = next((d for key, d in SPEEDUP_DEFINITIONS if key in text),
+                          "as the source states it (see notes)")
+        speedup = _TIMES.match(r["speedup"] or "")
+        batch = _LEADING_INT.match(r["batch_or_concurrency"] or "")
+        spec = plain = None
+        for pattern, order in _THROUGHPUTS:
+            m = pattern.search(r["notes"] or "")
+            if m:
+                values = dict(zip(order, (_number(g) for g in m.groups())))
+                if "row" in values:  # a method's own throughput: the baseline row is plain
+                    key = "plain" if r["method"].startswith("none") else "spec"
+                    values = {key: values["row"]}
+                spec, plain = values.get("spec"), values.get("plain")
+                break
+        rows.append({
+            "source": r["source"], "method": r["method"], "target_model": r["target_model"],
+            "draft": r["draft"], "hardware": r["hardware"],
+            "batch": int(batch.group(1)) if batch else None,
+            "batch_stated": r["batch_or_concurrency"], "temperature": r["temperature"],
+            "dataset": r["dataset"],
+            "acceptance_length_tokens": float(r["acceptance_length"]) if r["acceptance_length"]
+            else None,
+            "speedup": float(speedup.group(1)) if speedup else None,
+            "speedup_stated": r["speedup"], "speedup_definition": definition,
+            "speculative_tok_per_s": spec, "plain_tok_per_s": plain,
+            "notes": r["notes"], "date": r["date"], "source_url": url,
+        })
+    return rows
+
+
 TABLES = {
+    **curate_costs.TABLES,
     "hardware_specs.csv": hardware,
     "apple_silicon_llama2_7b.csv": apple,
     "gpu_llama2_7b_q4_0.csv": gpus,
@@ -698,9 +893,14 @@ TABLES = {
     "spark_bench_llamacpp.csv": spark_bench,
     "strix_halo_llamacpp.csv": strix_halo,
     "gpt_oss_llamacpp.csv": gpt_oss_guide,
-    "models.csv": model_index,
+    "models.csv": models_with_validation,
     "serving_links.csv": serving_links,
     "machine_prices.csv": machine_prices,
+    "mlperf_llm.csv": mlperf_llm,
+    "serving_measurements.csv": serving_measurements,
+    "mlperf_datasets.csv": mlperf_datasets,
+    "mlperf_system_configs.csv": mlperf_system_configs,
+    "speculative_published.csv": speculative_published,
 }
 
 
@@ -727,6 +927,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp.replace(out)
         print(f"wrote  data/{name} ({len(rows)} rows)")
     write_model_configs(args.research, args.overwrite)
+    write_validation_model_configs(args.overwrite)
     return 0
 
 

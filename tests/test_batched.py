@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
 from dataclasses import asdict
 
+import numpy as np
 import pytest
 
 from napkin.measure import batched, gemm, session, synthetic
@@ -57,11 +59,31 @@ def test_bad_plans(kwargs, field):
 def test_bend_of_an_ideal_roofline_curve_is_its_ridge():
     batches = [1, 2, 4, 8, 16, 32]
     ideal = [min(100 * b, 600) for b in batches]
-    assert batched.bend(batches, ideal) == 6
-    with pytest.raises(ValueError, match="batch-1"):
-        batched.bend([2, 4], [1, 2])
+    knee, misfit = batched.bend_fit(batches, ideal)
+    assert knee == pytest.approx(6) and misfit == pytest.approx(0, abs=1e-12)
+    assert batched.bend(batches, ideal) == pytest.approx(6)
+    # a curve that never flattens has no bend within the batches measured
+    assert math.isinf(batched.bend(batches, [10 * b for b in batches]))
     with pytest.raises(ValueError, match="positive"):
         batched.bend([1, 2], [0, 2])
+
+
+def test_the_bend_is_fitted_to_every_point_and_says_how_badly_it_fits():
+    """The reviewed run: nearly flat from 1 to 4, then rising until 32. Its old two-point
+    reading (the batch-1 line meeting the best point) put the bend at 10.7; every point
+    puts it past 16, and the roofline's shape misses them by far more than an ideal curve."""
+    batches = [1, 2, 4, 8, 16, 32, 64]
+    measured = [12.42, 15.58, 17.65, 32.84, 69.58, 115.31, 132.78]
+    knee, misfit = batched.bend_fit(batches, measured)
+    assert 16 < knee < 32 and misfit > 0.3
+    # the fit's optimum: no other bend fits these points better on a log scale
+    lb, ly = np.log(batches), np.log(measured)
+
+    def rss(k):
+        shape = np.minimum(lb, np.log(k))
+        return np.sum((ly - np.mean(ly - shape) - shape) ** 2)
+
+    assert all(rss(knee) <= rss(k) + 1e-12 for k in np.geomspace(1, 64, 400))
 
 
 def test_batched_decode_runs_end_to_end(tiny_record):
@@ -89,7 +111,9 @@ def test_prediction_is_the_roofline_of_the_measured_peak_and_bandwidth(tiny_reco
     eff = batched.efficiency(tiny_record)
     assert eff["memory_fraction"] > 0 and eff["compute_fraction"] > 0
     text = batched.sentence(tiny_record) + batched.bend_sentence(tiny_record)
-    assert "ridge point" in text and "bends" in text
+    assert "ridge point" in text and "fitted to all the measured points" in text
+    assert "the passes varied by" in text and "standard deviation" in text
+    assert "roofline has it grow" in text and "bend moves" not in text
     assert batched.frame(None).empty
 
 
@@ -130,12 +154,11 @@ def test_the_live_chart_draws_without_a_measurement():
 
 
 def test_closing_note(tiny_record):
-    assert "could not run" in batched.closing_note(None, None, 32, 295)
-    pp_record = {"machine": tiny_record["machine"], "runner": {"backend": "CPU"},
-                 "runs": [{"format": "Q8_0", "synthetic": tiny_record["model"]["synthetic"],
-                           "model_path": "m", "model_params": tiny_record["model"]["model_params"],
-                           "pp": {"test": "pp128", "tokens_per_s": 1000.0},
-                           "tg": {"test": "tg64", "tokens_per_s": 100.0}}]}
-    text = batched.closing_note(tiny_record, pp_record, 32, 295)
-    assert "**10.0x**" in text and "ridge point" in text and "bends" in text
+    assert "could not run" in batched.closing_note(None, 32, 295)
+    text = batched.closing_note(tiny_record, 32, 295)
+    # the gap comes from the batched run itself: its prefill over its batch-1 decode
+    gap = tiny_record["kernel"]["rate"]["tokens_per_s"] / tiny_record["points"][0]["tokens_per_s"]
+    assert f"**{gap:.1f}x**" in text and "pp32 against batch-1 decode" in text
+    assert "for scale only" in text and "datasheet" in text  # unlike tests, said so
     assert "prefill, measured" in text  # the roof of the kernels that ran, named
+    assert "ridge point" in text and "Fitted with the roofline's shape" in text

@@ -8,7 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from napkin import buying, catalog, hardware, kvcache, roofline
+from napkin import buying, catalog, hardware, kvcache, phases, tables
+from napkin.buying import decode, roofs
 from napkin.units import GiB
 
 
@@ -27,7 +28,7 @@ def test_machines_carry_their_sources_and_the_roofs_they_are_held_to(fleet):
     h100 = buying.machine("H100 SXM")
     assert h100.roof("Q4_0")[1] == pytest.approx(1978.9e12)
     assert buying.machine("H100 PCIe").roof("Q4_0")[1] == pytest.approx(1513e12)
-    m3 = buying.machine("M3 Ultra")                                  # Apple states no M3 rate
+    m3 = buying.machine("M3 Ultra")                    # no derivation for M3 in the data
     assert m3.roof("Q4_K") == ("fp16", None, "no FP16 figure stated")
     for m in fleet:
         assert "http" in m.sources["bandwidth"]
@@ -44,13 +45,39 @@ def test_each_format_is_held_to_the_arithmetic_it_runs_in():
     assert rtx.roof("Q4_0")[:2] == ("int8", pytest.approx(660.6e12))   # MMQ kernels
     assert rtx.roof("F16")[:2] == ("fp16", pytest.approx(165.2e12))    # FP32 accumulate
     assert rtx.roof("FP8")[:2] == ("fp8", pytest.approx(330.3e12))
+    assert rtx.roof("MXFP4")[0] == "int8"                              # not a 12.x Blackwell
+    spark = buying.machine("DGX Spark")                                # native FP4, build 7536 on
+    assert spark.roof("MXFP4")[:2] == ("fp4", pytest.approx(500e12))
     ultra = buying.machine("M2 Ultra")
     assert ultra.backend == "Metal"
     assert ultra.roof("Q4_0")[:2] == ("fp16", pytest.approx(27.2e12))  # dequantized to FP16
+    assert "76-core GPU" in ultra.roof("Q4_0")[2]
     strix = buying.machine("Strix Halo")
     assert strix.backend == "ROCm" and strix.roof("Q4_0")[:2] == ("int8", pytest.approx(59e12))
     arith, flops, label = buying.machine("RTX 3090").roof("FP8")       # no FP8 units
     assert (arith, flops) == ("fp16", pytest.approx(71.2e12)) and "no FP8 figure" in label
+
+
+def test_an_apple_chip_is_held_to_the_fp32_vector_figure_of_its_own_configuration():
+    """Apple's GPUs run FP16 at the FP32 rate: the M2 Pro's roof is its 19-core FP32 figure
+    (6.8), not the leak-based FP16 lower bound (6.441); a binned 24-core M1 Max run is held
+    to 24/32 of the 32-core figure."""
+    assert buying.machine("M2 Pro").roof("Q4_0")[1] == pytest.approx(6.8e12)
+    runs = buying.prefill_runs().set_index("run")
+    binned = runs.loc["M1 Max 24-core GPU, Metal"]
+    assert binned["roof_flops_per_s"] == pytest.approx(10.617e12 * 24 / 32)
+    assert "24-core GPU" in binned["roof_label"]
+    full = runs.loc["M1 Max 32-core GPU, Metal"]
+    assert full["roof_flops_per_s"] == pytest.approx(10.617e12)
+    metal = runs[runs["backend"] == "Metal"].dropna(subset=["fraction_of_roof"])
+    assert metal["fraction_of_roof"].between(0.55, 0.7).all()          # tight once per config
+
+
+def test_a_vulkan_run_is_held_to_the_fp16_figure():
+    rtx = hardware.chip("RTX 4090")
+    assert roofs.run_roof(rtx, "Vulkan")[0] == pytest.approx(rtx.peak("fp16").flops_per_s)
+    assert roofs.run_roof(rtx, "CUDA")[0] == pytest.approx(rtx.peak("int8").flops_per_s)
+    assert math.isnan(roofs.run_roof(None, "CUDA")[0])
 
 
 def test_no_published_prefill_run_passes_the_roof_it_is_held_to():
@@ -65,20 +92,48 @@ def test_no_published_prefill_run_passes_the_roof_it_is_held_to():
     assert (by_backend["high"] < 1).all()
 
 
+def test_second_hand_runs_are_left_out_only_beside_first_hand_ones():
+    left = buying.second_hand_runs()
+    assert (left["confidence"] == "low").all()
+    strix = left[left["chip"] == "Strix Halo"]
+    assert "ROCm" in set(strix["backend"])                 # the early transcription
+    kept = buying.reference_runs("pp512")
+    assert not ((kept["chip"] == "Strix Halo") & (kept["confidence"] == "low")).any()
+    # the M3 Ultra has only second-hand runs: they stay
+    m3 = kept[kept["chip"] == "M3 Ultra"]
+    assert len(m3) == 2 and (m3["confidence"] == "low").all()
+
+
 def test_prefill_rate_is_the_published_rate_times_the_reference_flops():
     runs = buying.prefill_runs()
     per_token = buying.reference_flops_per_token()
-    # 2 x params per token, plus the attention of a 512-token prompt, per token
+    # 2 per layer weight (no embedding lookup, no output layer but the last token's), plus
+    # the attention of a 512-token prompt, per token
     cfg = catalog.config("Llama-2-7B")
+    layers = catalog.params("Llama-2-7B") - 2 * cfg["vocab_size"] * cfg["hidden_size"]
     attention = 2 * 1 * kvcache.linear_form(cfg).full_elements_per_token * 512 * 513 / 2 / 512
-    assert per_token == pytest.approx(2 * catalog.params("Llama-2-7B") + attention)
+    assert per_token == pytest.approx(2 * layers + attention, rel=1e-4)  # catalog rounds
+    assert per_token == pytest.approx(13.09e9, rel=1e-3)
     spark = runs[runs["chip"] == "DGX Spark"]
     assert (spark["flops_per_s"] == spark["pp512_tok_per_s"] * per_token).all()
     assert not runs["run"].str.contains(", CPU$").any()
-    # the disputed H100 run counts for both variants, and says so
+    # the disputed H100 run counts for both variants, and says so, once per published run
     sxm, pcie = (runs[runs["chip"] == n] for n in ("H100 SXM", "H100 PCIe"))
     assert list(sxm["pp512_tok_per_s"]) == list(pcie["pp512_tok_per_s"]) and len(sxm) == 2
     assert sxm["note"].str.contains("SXM, another PCIe").all()
+    assert list(sxm["run_id"]) == list(pcie["run_id"])
+
+
+def test_a_prompt_is_counted_like_the_reference():
+    """The same convention for the workload's prompt as for the reference run."""
+    assert buying.prompt_flops("Llama-2-7B", 512) / 512 == pytest.approx(
+        buying.reference_flops_per_token())
+    prompt, decoded = buying.matmul_params("Llama-3.3-70B")
+    cfg = catalog.config("Llama-3.3-70B")
+    assert decoded - prompt == cfg["vocab_size"] * cfg["hidden_size"]   # the output layer
+    assert prompt == pytest.approx(phases.layer_params(cfg))
+    # compressed MLA attention cannot be counted by layer: the catalog's count stands in
+    assert buying.matmul_params("DeepSeek-V3")[0] == catalog.params("DeepSeek-V3", active=True)
 
 
 def test_the_h100_decode_run_is_read_both_ways():
@@ -92,17 +147,61 @@ def test_the_h100_decode_run_is_read_both_ways():
         buying.fraction_quartiles("H100 NVL")
 
 
-def test_hand_computed_first_token_on_an_int8_roof():
+def test_the_decode_discount_is_the_family_widened_to_the_machines_own_runs():
+    quart = buying.fraction_quartiles().set_index("family").loc["Apple Silicon"]
+    own = buying.own_decode_runs()
+    ultra = buying.machine("M2 Ultra")
+    mine = own[own["chip"] == "M2 Ultra"]["fraction_of_ceiling"]
+    assert ultra.decode_fractions == pytest.approx((mine.min(), quart["q50"], quart["q75"]))
+    assert mine.max() < quart["q25"]                      # the Ultras convert less
+    # AMD has no family: Strix Halo is discounted by its own runs
+    strix = buying.machine("Strix Halo")
+    mine = own[own["chip"] == "Strix Halo"]["fraction_of_ceiling"]
+    assert strix.family == buying.OWN and len(mine) == 6
+    assert strix.decode_fractions[1] == pytest.approx(mine.median())
+    # a datacenter GPU's disputed run widens both readings, at each card's bandwidth
+    h100 = own[own["chip"].isin(["H100 SXM", "H100 PCIe"])].set_index("chip")
+    assert h100.loc["H100 PCIe", "fraction_of_ceiling"] == pytest.approx(
+        h100.loc["H100 SXM", "fraction_of_ceiling"] * 3350 / 2000)
+    assert buying.machine("H100 SXM").decode_fractions[0] == pytest.approx(
+        h100.loc["H100 SXM", "fraction_of_ceiling"])
+    assert decode.widened((0.5, 0.6, 0.7), ()) == (0.5, 0.6, 0.7)
+    assert decode.widened((0.5, 0.6, 0.7), (0.4, 0.8)) == (0.4, 0.6, 0.8)
+
+
+def test_the_fraction_grows_with_the_bytes_a_token_reads():
+    by_format = buying.fraction_by_format(["M1 Ultra", "M2 Ultra", "M3 Ultra"]).set_index("quant")
+    assert list(by_format.index) == ["Q4_0", "Q8_0", "F16"]
+    assert by_format.loc["F16", "low"] > by_format.loc["Q4_0", "high"]
+
+
+def test_a_chip_of_two_devices_is_left_out_with_its_reason(fleet):
+    assert "MI250" not in {m.name for m in fleet}
+    with pytest.raises(ValueError, match="separate device"):
+        buying.machine("MI250")
+    note = tables.load("hardware_specs").query("chip == 'MI250' and "
+                                               "spec == 'memory_capacity_GiB'")["note"].iloc[0]
+    assert "separate device" in note                     # the data says so
+    assert buying.left_out().set_index("machine").loc["MI250", "capacity_GiB"] == 128
+
+
+def _box(**kw) -> buying.Machine:
     """A made-up CUDA machine: 100 GiB, 1 TB/s, INT8 400 TOPS, FP16 100 TFLOP/s, three
-    published runs at 50, 100 and 150 TFLOP/s; Llama-3.1-8B, a 1,000-token prompt."""
-    m = buying.Machine(name="box", vendor="NVIDIA", family=buying.POOLED,
-                       bandwidth_bytes_per_s=1e12, capacity_bytes=100 * GiB, backend="CUDA",
-                       roofs={"int8": 400e12, "fp16": 100e12},
-                       prefill_flops=(50e12, 100e12, 150e12))
+    published runs at 50, 100 and 150 TFLOP/s, decode at 60 / 70 / 80 % of the ceiling."""
+    return buying.Machine(**{**dict(
+        name="box", vendor="NVIDIA", family=buying.POOLED, bandwidth_bytes_per_s=1e12,
+        capacity_bytes=100 * GiB, backend="CUDA", roofs={"int8": 400e12, "fp16": 100e12},
+        prefill_flops=(50e12, 100e12, 150e12), prefill_fractions=(0.125, 0.25, 0.375),
+        fraction_quartiles=(0.6, 0.7, 0.8)), **kw})
+
+
+def test_hand_computed_first_token_on_an_int8_roof():
+    m = _box()
     w = buying.Workload("w", 1000, 100, 1, "Llama-3.1-8B", "Q4_0", "ttft")
     # 32 layers x 2 (K and V) x 8 KV heads x 128 = 65,536 cached elements per token, each
     # used by 32 / 8 = 4 query heads; 1,000 x 1,001 / 2 causal pairs
-    prefill = 2 * catalog.params("Llama-3.1-8B") * 1000 + 2 * 4 * 65536 * 1000 * 1001 / 2
+    cfg = catalog.config("Llama-3.1-8B")
+    prefill = 2 * phases.layer_params(cfg) * 1000 + 2 * 4 * 65536 * 1000 * 1001 / 2
     weights = catalog.weight_bytes("Llama-3.1-8B", "Q4_0")
     e = buying.estimate(m, w)
     assert e["prefill_flops"] == pytest.approx(prefill)
@@ -111,11 +210,31 @@ def test_hand_computed_first_token_on_an_int8_roof():
     assert (e["ttft_fast_s"], e["ttft_mid_s"], e["ttft_slow_s"]) == pytest.approx(
         (prefill / 150e12, prefill / 100e12, prefill / 50e12))
     assert (e["prefill_fraction_low"], e["prefill_fraction_high"]) == pytest.approx(
-        (50 / 400, 150 / 400))
+        (0.125, 0.375))
     # the same machine on Metal is held to its FP16 figure: a bound four times longer
     metal = buying.estimate(buying.Machine(**{**m.__dict__, "backend": "Metal"}), w)
     assert metal["roof_arithmetic"] == "fp16"
     assert metal["ttft_bound_s"] == pytest.approx(max(prefill / 100e12, weights / 1e12))
+
+
+def test_hand_computed_step_of_many_users_discounts_only_the_reads():
+    """64 users of Llama-3.1-8B at Q8_0 on the made-up machine: the step's reads at the
+    discounted bandwidth, its arithmetic at the rate the reference runs reached (not
+    discounted again), whichever is longer."""
+    w = buying.Workload("w", 2000, 500, 64, "Llama-3.1-8B", "Q8_0", "concurrency")
+    cfg = catalog.config("Llama-3.1-8B")
+    mean = 2000 + 250
+    kv = 65536 * mean * 2                                  # bytes of one cache, f16
+    total = catalog.weight_bytes("Llama-3.1-8B", "Q8_0")
+    read = total + 64 * kv
+    flops = 64 * (2 * buying.matmul_params("Llama-3.1-8B")[1] + 2 * 4 * 65536 * (mean + 1))
+    e = buying.estimate(_box(), w)
+    for name, f, rate in (("low", 0.6, 50e12), ("mid", 0.7, 100e12), ("high", 0.8, 150e12)):
+        want = 1 / max(flops / rate, read / (f * 1e12))
+        assert e[f"per_user_{name}_tok_per_s"] == pytest.approx(want, rel=1e-6), name
+    assert e["step_compute_s"] == pytest.approx(flops / 100e12)
+    assert e["step_read_s"] == pytest.approx(read / 0.7e12)
+    assert cfg["num_key_value_heads"] == 8
 
 
 def test_estimate_arithmetic(fleet):
@@ -123,13 +242,15 @@ def test_estimate_arithmetic(fleet):
     m = buying.machine("M3 Ultra")
     e = buying.estimate(m, w)
     model, total, active = buying.model_for(w)
-    prefill = roofline.step_work(model, prefill=[(0, w.prompt_tokens)]).flops
+    prefill = buying.prompt_flops(w.model, w.prompt_tokens)
     assert e["ttft_mid_s"] == pytest.approx(prefill / np.median(m.prefill_flops))
     assert e["ttft_fast_s"] <= e["ttft_mid_s"] <= e["ttft_slow_s"]
     assert math.isnan(e["ttft_bound_s"])                  # no FP16 figure for the M3 Ultra
     kv = kvcache.kv_cache_bytes(model.config, w.mean_context_tokens)
     assert e["ceiling_tok_per_s"] == pytest.approx(m.bandwidth_bytes_per_s / (active + kv))
     assert e["decode_low_tok_per_s"] < e["decode_mid_tok_per_s"] < e["decode_high_tok_per_s"]
+    assert e["decode_own_tok_per_s"] == pytest.approx(
+        np.median(m.own_fractions) * e["ceiling_tok_per_s"])
     # one user: the per-user figure is the single stream's (the step is memory-bound)
     assert e["per_user_mid_tok_per_s"] == pytest.approx(e["decode_mid_tok_per_s"], rel=1e-3)
     assert e["fits"] and e["need_GiB"] == pytest.approx(
@@ -138,16 +259,17 @@ def test_estimate_arithmetic(fleet):
 
 
 def test_default_gpu_limit_of_a_mac():
-    assert buying.default_gpu_fraction(16)[0] == pytest.approx(2 / 3, abs=1e-3)
-    assert buying.default_gpu_fraction(36)[0] == pytest.approx(2 / 3, abs=1e-3)
-    assert buying.default_gpu_fraction(64)[0] == pytest.approx(0.75)
-    assert buying.default_gpu_fraction(512)[0] == pytest.approx(0.75)  # not 128 GiB's 84 %
-    assert "lowest recorded" in buying.default_gpu_fraction(128)[1]
+    assert buying.mac_default_gpu_fraction(16)[0] == pytest.approx(2 / 3, abs=1e-3)
+    assert buying.mac_default_gpu_fraction(36)[0] == pytest.approx(2 / 3, abs=1e-3)
+    assert buying.mac_default_gpu_fraction(64)[0] == pytest.approx(0.75)
+    assert buying.mac_default_gpu_fraction(512)[0] == pytest.approx(0.75)  # not 128 GiB's 84 %
+    assert "lowest recorded" in buying.mac_default_gpu_fraction(128)[1]
+    assert buying.default_gpu_fraction is buying.mac_default_gpu_fraction  # the older name
     limits = buying.gpu_memory_limits()
     assert (limits["source_url"].str.startswith("https://github.com/")).all()
     assert limits[limits["kind"] == "measured"]["fraction"].between(0.6, 0.9).all()
     with pytest.raises(ValueError, match="memory_GiB"):
-        buying.default_gpu_fraction(0)
+        buying.mac_default_gpu_fraction(0)
     assert buying.machine("H100 SXM").gpu_limit_bytes is None
 
 
@@ -209,7 +331,9 @@ def test_price_is_the_smallest_recorded_configuration_whose_gpu_holds_it():
                                          ("gpu_limit_bytes", 2e11),
                                          ("backend", "OpenCL"),
                                          ("roofs", {"fp64": 1e12}),
-                                         ("roofs", {"int8": 0})])
+                                         ("roofs", {"int8": 0}),
+                                         ("fraction_quartiles", (0.7, 0.6, 0.8)),
+                                         ("own_fractions", (1.2,))])
 def test_bad_machine_names_the_field(field, value):
     good = dict(name="x", vendor="y", family=buying.POOLED, bandwidth_bytes_per_s=1e11,
                 capacity_bytes=1e11)
@@ -254,13 +378,20 @@ def test_extrapolation_check_is_the_ranking_method():
                 (check["depth_tokens"] == 4096)].iloc[0]
     runs = buying.prefill_runs()
     eff = np.median(runs[runs["chip"] == "DGX Spark"]["flops_per_s"])
-    model = roofline.Model(name="gpt-oss-20b", params=catalog.params("gpt-oss-20b", active=True),
-                           weight_bytes=1.0, config=catalog.config("gpt-oss-20b"))
-    flops = roofline.step_work(model, prefill=[(4096, 2048)]).flops
+    flops = phases.prefill_flops_per_token("gpt-oss-20b", 2048, 4096) * 2048
     assert row["predicted_tok_per_s"] == pytest.approx(2048 * eff / flops)
     assert row["ratio"] == pytest.approx(row["predicted_tok_per_s"] / row["measured_tok_per_s"])
-    assert {"gpt-oss-20b", "gpt-oss-120b", "Qwen2.5-Coder-7B"} <= set(check["model"])
-    assert set(check["backend"]) == {"CUDA", "Metal"}
+    assert {"gpt-oss-20b", "gpt-oss-120b", "Qwen2.5-Coder-7B", "Shisa V2 70B"} <= \
+        set(check["model"])
+    assert set(check["backend"]) == {"CUDA", "Metal", "ROCm", "Vulkan"}
+    # a run that names its GPU configuration is predicted from that configuration's run
+    m3 = check[check["machine"] == "Apple M3 Ultra 80c 512GB"].iloc[0]
+    ref80 = runs[(runs["chip"] == "M3 Ultra") & (runs["gpu_cores"] == 80)]["flops_per_s"]
+    assert m3["reference_runs"] == 1
+    assert m3["predicted_tok_per_s"] == pytest.approx(2048 * ref80.iloc[0] / m3["prefill_flops"])
+    # the agent's architecture on Strix Halo, costed as Llama-3.3-70B
+    strix = check[check["chip"] == "Strix Halo"]
+    assert set(strix["architecture"]) == {"Llama-3.3-70B"} and not strix["moe"].any()
     assert check["moe"].any() and (~check["moe"]).any()
     summary = buying.extrapolation_summary(check).set_index("group")
     assert summary.loc["all", "runs"] == len(check)

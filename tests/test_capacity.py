@@ -59,11 +59,22 @@ def test_capacity_turn_is_computed_exactly():
     def fits(c):
         return kvcache.max_batch(m.config, c, cap, m.weight_bytes)
 
-    assert fits(t) < roofline.batch_to_ridge(m, roof.ridge, t)
-    assert fits(t - 1) >= roofline.batch_to_ridge(m, roof.ridge, t - 1)
+    # the weight matmuls on the FP8 roof, attention over the 16-bit cache on the FP16 one
+    attention = capacity.attention_ridge("H200")
+    assert attention == pytest.approx(roofline.chip_roof("H200", "fp16").ridge)
+    assert turn["attention_ridge_flop_per_byte"] == attention
+
+    def need(c):
+        return roofline.batch_to_ridge(m, roof.ridge, c, attention)
+
+    assert fits(t) < need(t)
+    assert fits(t - 1) >= need(t - 1)
     never = turn["never_beyond_tokens"]
-    assert math.isinf(roofline.batch_to_ridge(m, roof.ridge, never))
-    assert math.isfinite(roofline.batch_to_ridge(m, roof.ridge, never - 1))
+    assert math.isinf(need(never))
+    assert math.isfinite(need(never - 1))
+    # attention at the FP16 rate gives up later than one FP8 roof for the whole step would
+    assert math.isfinite(roofline.batch_to_ridge(m, roof.ridge, never - 1, attention))
+    assert never > roofline.context_limit(m, roof.ridge)
     # weights only, 8-bit weights on the FP8 roof cross where 16-bit ones do on FP16's
     assert turn["weights_only_crossover"] == pytest.approx(1978.9 / 4.8 / 2, rel=1e-3)
     curves = capacity.batch_limit_curves([LLAMA])
@@ -122,3 +133,31 @@ def test_errata_of_the_kv_section():
     assert found.loc["Llama 3.3 70B: batch 32 at 8k against an 80 GB H100", "conclusion_holds"]
     per_token = found.loc["Llama 3.3 70B: KV cache per token at FP16"]
     assert per_token["verdict"] == "agrees"
+
+
+def test_the_mac_counts_what_its_gpu_may_use_by_default():
+    """Chapter 8's rule (napkin.buying.default_gpu_fraction), not a copy of it."""
+    from napkin import buying
+
+    chips = capacity.chip_table().set_index("chip")
+    share, basis = buying.default_gpu_fraction(192)
+    assert chips.loc["M2 Ultra", "gpu_usable_bytes"] == share * 192 * GiB
+    assert chips.loc["M2 Ultra", "gpu_limit_basis"] == basis
+    assert (chips.drop("M2 Ultra")["gpu_usable_bytes"]
+            == chips.drop("M2 Ultra")["capacity_bytes"]).all()
+    assert buying.machine("M2 Ultra").gpu_limit_bytes == chips.loc["M2 Ultra", "gpu_usable_bytes"]
+    t = capacity.max_batch_table().set_index(["model", "chip", "context_tokens"])
+    w = catalog.weight_bytes(LLAMA, "FP8")
+    assert t.loc[(LLAMA, "M2 Ultra", 4096), "max_batch"] == \
+        int((share * 192 * GiB - w) // (327_680 * 4096))
+    shown = capacity.chip_display(capacity.chip_table()).set_index("chip")["gpu"]
+    assert shown["H100 SXM"] == "all" and shown["M2 Ultra"].endswith("GiB by default")
+
+
+def test_a_context_nobody_recorded_is_named_as_a_stand_in():
+    table = capacity.model_table().set_index("model")
+    assert table.loc["Mistral-7B-v0.1", "context_basis"] == "config position limit"
+    assert table.loc["Llama-3.3-70B", "context_basis"] == "served"
+    shown = capacity.model_display(capacity.model_table()).set_index("model")["context"]
+    assert shown["Mistral-7B-v0.1"] == "32,768 (config position limit)"
+    assert shown["Llama-3.3-70B"] == "131,072"

@@ -14,16 +14,26 @@ README = (DATA / "README.md").read_text()
 
 #: Numeric columns must name their unit; these are the units the book uses.
 UNIT_SUFFIXES = ("_GB_per_s", "_GB", "_GiB", "_MiB", "_bytes", "_tok_per_s", "_TFLOPS", "_B",
-                 "_tokens", "_s", "_ms")
+                 "_tokens", "_s", "_ms", "_W", "_J_per_token")
 #: Numeric columns that are counts or self-describing (documented in data/README.md).
 UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_attention",
             "value", "stated_size", "context_depth_tokens",
             # architecture counts (serving_models.csv)
             "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
+            # how many NICs and GPUs a system has (serving_links.csv)
+            "nics_in_system", "gpus_in_system",
             # the unit is in the same row's `unit` column (serving_papers_claims.csv)
             "value_low", "value_high",
             # the currency is in the same row's `currency` column (machine_prices.csv)
-            "price"}
+            "price",
+            # chapter 9: counts and a fraction, and the measurement tables' own column names,
+            # kept so that published rows in their schema can be dropped in unchanged
+            "n_accelerators", "per_accelerator_value", "accuracy_field_tokens_per_sample",
+            "n_gpus", "max_batch", "share_of_chip",
+            # chapter 10: a batch (sequences) and a ratio of two speeds
+            "batch", "speedup",
+            # chapter 11: ML.ENERGY's parallelism and mean batch (mlenergy_llm.csv)
+            "tensor_parallel", "expert_parallel", "mean_batch"}
 SOURCE = re.compile(r"(?:https?://\S+|^essay#[a-z0-9-]+$)")
 
 

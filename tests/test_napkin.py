@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import napkin
-from napkin import charts, essay, hardware, models, prose, published, tables, units
+from napkin import charts, errata, essay, hardware, models, prose, published, tables, units
 from napkin.units import GB, GiB, KiB
 
 
@@ -189,6 +189,51 @@ def test_no_published_run_beats_its_ceiling():
     assert df[published.COLUMNS].notna().all().all()
 
 
+def test_the_embedding_table_is_in_the_tensor_data_at_q4_0():
+    """Llama-2-7B Q4_0's tensor data, by hand: every matrix at Q4_0's 18 bytes per 32 weights
+    (the token embedding included), the output layer at Q6_K's 210 per 256, norms in F32."""
+    h, v, layers, inter = 4096, 32000, 32, 11008
+    q4 = (layers * (4 * h * h + 3 * h * inter) + v * h) * 18 / 32
+    assert q4 + v * h * 210 / 256 + (2 * layers + 1) * h * 4 == \
+        published.llama2_7b_bytes_per_token("Q4_0")
+    assert published.llama2_7b_embedding_bytes("Q4_0") == v * h * 18 / 32
+    assert published.llama2_7b_embedding_bytes("F16") == v * h * 2
+
+
+def _runs(machine, bandwidth, times):
+    return pd.DataFrame([{"machine": machine, "chip": machine, "quant": q,
+                          "bandwidth_bytes_per_s": bandwidth, "bytes_per_token": b,
+                          "tokens_per_s": 1 / t} for q, (b, t) in times.items()])
+
+
+def test_fixed_cost_fit_by_hand():
+    """A chip reading at 80% of a 100 GB/s paper bandwidth with 5 ms fixed per token; Q4_0
+    takes 1 ms more than that line says."""
+    bw, fixed = 100e9, 0.005
+    times = {q: (b, b / (0.8 * bw) + fixed) for q, b in (("F16", 10e9), ("Q8_0", 5e9))}
+    times["Q4_0"] = (2.5e9, 2.5e9 / (0.8 * bw) + fixed + 0.001)
+    fit = published.fixed_cost_fit(_runs("X", bw, times)).iloc[0]
+    assert fit["effective_share"] == pytest.approx(0.8)
+    assert fit["fixed_s"] == pytest.approx(fixed)
+    assert fit["residual_s"] == pytest.approx(0.001)
+    assert fit["beyond_F16_s"] == pytest.approx(10e9 / (0.8 * bw) + fixed - 10e9 / bw)
+    # the published Apple runs: Q4_0 never carries more time beyond memory than F16
+    apple = published.fixed_cost_fit()
+    assert (apple["beyond_Q4_0_s"] < apple["beyond_F16_s"]).all()
+    assert apple["residual_s"].abs().median() < 0.05 * apple["measured_s"].median()
+
+
+def test_fixed_cost_fit_refuses_what_it_cannot_fit():
+    runs = _runs("X", 1e11, {"F16": (1e10, 0.2), "Q8_0": (5e9, 0.1)})
+    with pytest.raises(ValueError, match="no runs at Q4_0"):
+        published.fixed_cost_fit(runs)
+    with pytest.raises(ValueError, match="three different formats"):
+        published.fixed_cost_fit(runs, fit=("F16", "F16"))
+    mixed = pd.concat([runs, _runs("Y", 1e11, {"Q4_0": (2.5e9, 0.05)})])
+    with pytest.raises(ValueError, match="no machine was run at all"):
+        published.fixed_cost_fit(mixed)
+
+
 # -- essay, prose, figures ---------------------------------------------------------------
 
 def test_unknown_claim():
@@ -246,6 +291,31 @@ def test_styled_table_has_a_stable_id():
         tables.styled(df, "t1", {"nope": "x"})
 
 
+def test_styled_table_takes_formats_by_column():
+    df = pd.DataFrame({"share": [0.2041], "gain": [3.456], "tokens_per_s": [1.234]})
+    cols = {"share": "Share", "gain": "Gain", "tokens_per_s": "tok/s"}
+    html = tables.styled(df, "t2", cols, formats={"share": "{:.1%}",
+                                                  "gain": lambda v: f"{v:.1f}x"})
+    html = html._repr_mimebundle_()["text/html"]
+    assert "20.4%" in html and "3.5x" in html and "1.23" in html  # the others as before
+    with pytest.raises(ValueError, match="not shown: nope"):
+        tables.styled(df, "t2", cols, formats={"nope": "{:.1%}"})
+
+
+def test_styled_bytes_are_shown_in_the_unit_the_title_names():
+    """A bytes column becomes GB only where its title says GB: chapter 5 once showed the
+    2,048 bytes per token of a small cache as 0.00."""
+    df = pd.DataFrame({"kv_bytes_per_token": [2048], "bytes_per_token": [3.5e9],
+                       "bandwidth_bytes_per_s": [3.35e12], "read_bytes_per_s": [1.5e9]})
+    html = tables.styled(df, "t3", {"kv_bytes_per_token": "Bytes per token",
+                                    "bytes_per_token": "Bytes/token (GB)",
+                                    "bandwidth_bytes_per_s": "Bandwidth (GB/s)",
+                                    "read_bytes_per_s": "Read (bytes/s)"})
+    html = html._repr_mimebundle_()["text/html"]
+    assert "2,048" in html and "0.00" not in html
+    assert "3.50" in html and "3,350" in html and "1,500,000,000" in html
+
+
 def test_kib_constant():
     assert 327_680 / KiB == 320
     assert math.isclose(units.KiB * 1024, units.MiB)
@@ -253,9 +323,7 @@ def test_kib_constant():
 
 def test_every_number_the_essay_states_is_checked():
     """The errata page must read every claim in data/essay_claims.csv against the data."""
-    from napkin import errata
-
-    covered = set().union(*(errata.claims_checked(fn) for fn in errata.CHECKS))
+    covered = set().union(*(errata.claims_checked(check) for check in errata.CHECKS))
     unchecked = set(essay.claims()["claim"]) - covered
     assert not unchecked, f"no errata check covers these essay claims: {sorted(unchecked)}"
 

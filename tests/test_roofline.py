@@ -111,6 +111,23 @@ def test_ridge_table_is_dense_and_one_row_per_stated_arithmetic():
     assert table["flops_source"].str.contains("http").all()
 
 
+def test_llama_cpp_f16_gemms_run_at_the_fp16_accumulate_rate():
+    # an RTX 4090 lists FP16 at 165.2 TFLOPS with FP32 accumulate, 330.3 with FP16 accumulate
+    f16 = roofline.peak_for("RTX 4090", "F16")
+    assert f16.flops_per_s == pytest.approx(330.3e12) and "FP16 accumulate" in f16.kind
+    assert roofline.peak_for("RTX 4090", "BF16").flops_per_s == pytest.approx(165.2e12)
+    assert roofline.peak_for("RTX 4090", "F16", "serving").flops_per_s == pytest.approx(165.2e12)
+    assert roofline.peak_for("RTX 4090", "Q4_K").flops_per_s == pytest.approx(660.6e12)
+    # a datacenter part states one FP16 figure, good for either accumulator
+    assert roofline.peak_for("H100 SXM", "F16").flops_per_s == pytest.approx(989e12)
+    assert "ggml-cuda" in roofline.ACCUMULATE_SOURCE
+    with pytest.raises(ValueError, match="unknown weight format"):
+        roofline.peak_for("RTX 4090", "F12")
+    t = roofline.crossover_table(["RTX 4090"], ["F16", "Q4_K"]).set_index("weight_format")
+    assert t.loc["F16", "crossover_batch"] == pytest.approx(330.3 / 1.008)
+    assert t.loc["Q4_K", "crossover_batch"] < t.loc["F16", "crossover_batch"]
+
+
 def test_crossover_batch_is_ridge_times_bytes_over_two():
     t = roofline.crossover_table(["H100 SXM", "M2 Ultra"], ["F16", "FP8", "Q4_0"])
     h = t[t["chip"] == "H100 SXM"].set_index("weight_format")
@@ -245,3 +262,35 @@ def test_chapter_charts_build(llama70):
         assert _has_tooltips(spec)
     with pytest.raises(ValueError, match="metric"):
         figures.batch_lines(curve, "dollars")
+
+
+def test_attention_on_its_own_roof(llama70):
+    """B* = W / (2P / R + a / R_a - m): weights on one roof, attention on another."""
+    r, r_a, c = 590.7, 295.2, 512
+    m = float(llama70.kv_bytes(c))
+    a = llama70.attention_flops(c)
+    expected = llama70.weight_bytes / (2 * llama70.params / r + a / r_a - m)
+    assert roofline.batch_to_ridge(llama70, r, c, r_a) == pytest.approx(expected)
+    # one roof for both is the familiar R W / (f - R m)
+    assert roofline.batch_to_ridge(llama70, r, c, r) == pytest.approx(
+        roofline.batch_to_ridge(llama70, r, c))
+    limit = roofline.context_limit(llama70, r, r_a)
+    assert math.isfinite(roofline.batch_to_ridge(llama70, r, int(limit) - 1, r_a))
+    assert math.isinf(roofline.batch_to_ridge(llama70, r, int(limit) + 1, r_a))
+    with pytest.raises(ValueError, match="attention_ridge"):
+        roofline.batch_to_ridge(llama70, r, c, 0)
+
+
+def test_capacity_turn_of_a_group(llama70):
+    """Four H100s, FP16 weights and cache: capacity rules the ridge out before arithmetic."""
+    h100 = roofline.chip_roof("H100 SXM")
+    group = h100.times(4)
+    turn = roofline.capacity_turn(llama70, group)
+    t, never = turn["turn_tokens"], turn["never_beyond_tokens"]
+    assert t < never and turn["fits_at_turn"] == roofline.max_batch(llama70, group, t)
+    assert roofline.max_batch(llama70, group, t) < roofline.batch_to_ridge(llama70, h100.ridge, t)
+    assert roofline.max_batch(llama70, group, t - 1) >= \
+        roofline.batch_to_ridge(llama70, h100.ridge, t - 1)
+    assert never == math.ceil(roofline.context_limit(llama70, h100.ridge))
+    with pytest.raises(ValueError, match="max_context"):
+        roofline.capacity_turn(llama70, group, max_context=0)

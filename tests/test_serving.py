@@ -5,19 +5,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from napkin import catalog, paging, roofline
-from napkin import serving as sv
+import dataclasses
+
+from napkin import catalog, roofline
+from napkin.kvpaging import chapter as paging_chapter
+from napkin.serving import chapter as sv
+from napkin.serving import disagg, engine, runs, traffic as tf
 
 
 @pytest.fixture(scope="module")
 def server():
-    return sv.llama_server()
+    return sv.server()
 
 
 @pytest.fixture(scope="module")
 def traffic():
     # busy enough that decodes and prefills share steps, small enough to run in a second
-    return sv.traffic(12.0, 150, 2048, 128, seed=3)
+    return tf.traffic(12.0, 150, 2048, 128, seed=3)
 
 
 # -- the mixed step ---------------------------------------------------------------------------
@@ -95,22 +99,24 @@ def test_mixed_step_bad_input():
 
 
 def test_paging_uses_the_same_roofline():
-    d = paging.h100_deployment()
-    assert float(paging.step_seconds(d, 4096, 0, 4096 * 4097 // 2)) == \
-        float(roofline.step_seconds(d.model, d.roof, 4096, 0, 4096 * 4097 // 2))
+    """Chapter 6's clock and chapter 7's step cost are one roofline of a step."""
+    d = paging_chapter.h100_deployment()
+    pairs = 4096 * 4097 // 2
+    assert float(roofline.step_cost(d.model, d.roof).seconds(4096, 0, pairs)) == \
+        float(roofline.step_seconds(d.model, d.roof, 4096, 0, pairs))
 
 
 # -- the simulation ---------------------------------------------------------------------------
 
 def _runs(traffic, server):
-    return [sv.simulate(traffic, server, "prefill_first", compose=True),
-            sv.simulate(traffic, server, "chunked", 512, compose=True),
-            sv.simulate(traffic, server, "chunked", 2048, instances=2, compose=True)]
+    return [runs.simulate(traffic, server, "prefill_first", compose=True),
+            runs.simulate(traffic, server, "chunked", 512, compose=True),
+            runs.simulate(traffic, server, "chunked", 2048, instances=2, compose=True)]
 
 
 def test_every_request_completes_in_order(traffic, server):
-    runs = _runs(traffic, server) + [sv.disaggregate(traffic, server, 1, 2, 50e9)]
-    for run in runs:
+    every = _runs(traffic, server) + [disagg.disaggregate(traffic, server, 1, 2, 50e9)]
+    for run in every:
         r = run.requests
         assert r["finish_s"].notna().all() and r["first_token_s"].notna().all(), run.label
         assert (r["first_token_s"] > r["arrival_s"]).all(), run.label
@@ -147,7 +153,7 @@ def test_steps_never_overlap_on_one_instance(traffic, server):
 
 def test_chunking_never_changes_the_work(traffic, server):
     """The same requests cost the same FLOPs whatever the budget; only re-reads change."""
-    cost = server.cost
+    cost = roofline.step_cost(server.model, server.roof)
     work = []
     for run in _runs(traffic, server):
         s = run.steps
@@ -161,30 +167,30 @@ def test_chunking_never_changes_the_work(traffic, server):
 def test_chunking_bounds_the_stall(traffic, server):
     """Without chunking a step can be as long as the longest prefill; with a budget no step
     runs more tokens than the budget."""
-    plain, small = sv.simulate(traffic, server, "prefill_first"), \
-        sv.simulate(traffic, server, "chunked", 512)
+    plain, small = runs.simulate(traffic, server, "prefill_first"), \
+        runs.simulate(traffic, server, "chunked", 512)
     assert (small.steps["prefill_tokens"] + small.steps["decode_tokens"]).max() <= 512
     assert plain.gaps.max() > small.gaps.max()
 
 
 def test_deterministic_per_seed(server):
-    a = sv.traffic(10.0, 60, 1000, 100, seed=11)
-    b = sv.traffic(10.0, 60, 1000, 100, seed=11)
-    c = sv.traffic(10.0, 60, 1000, 100, seed=12)
+    a = tf.traffic(10.0, 60, 1000, 100, seed=11)
+    b = tf.traffic(10.0, 60, 1000, 100, seed=11)
+    c = tf.traffic(10.0, 60, 1000, 100, seed=12)
     assert (a.prompt == b.prompt).all() and (a.arrival_s == b.arrival_s).all()
     assert not (a.prompt == c.prompt).all()
-    ra, rb = (sv.simulate(t, server, "chunked", 1024) for t in (a, b))
+    ra, rb = (runs.simulate(t, server, "chunked", 1024) for t in (a, b))
     assert ra.requests.equals(rb.requests) and (ra.gaps == rb.gaps).all()
 
 
 def test_disaggregation_moves_the_cache_over_the_link(server):
-    tr = sv.traffic(2.0, 30, 4000, 50, seed=5)
-    fast = sv.disaggregate(tr, server, 1, 1, 50e9)
-    slow = sv.disaggregate(tr, server, 1, 1, 0.5e9)
+    tr = tf.traffic(2.0, 30, 4000, 50, seed=5)
+    fast = disagg.disaggregate(tr, server, 1, 1, 50e9)
+    slow = disagg.disaggregate(tr, server, 1, 1, 0.5e9)
     # the first token is the prefill instance's: the link cannot change it
     assert np.allclose(fast.requests["first_token_s"], slow.requests["first_token_s"])
     # ... but the second token waits for the cache
-    gap = sv.transfer_seconds(server, tr.prompt, 0.5e9)
+    gap = disagg.transfer_seconds(server, tr.prompt, 0.5e9)
     assert (slow.requests["finish_s"] - slow.requests["first_token_s"]
             >= gap * (tr.output > 1) - 1e-9).all()
     assert slow.gaps.max() > fast.gaps.max()
@@ -192,28 +198,121 @@ def test_disaggregation_moves_the_cache_over_the_link(server):
 
 def test_bad_input(server, traffic):
     with pytest.raises(ValueError, match="policy"):
-        sv.simulate(traffic, server, "fastest")
+        runs.simulate(traffic, server, "fastest")
     with pytest.raises(ValueError, match="budget"):
-        sv.simulate(traffic, server, "chunked")
+        runs.simulate(traffic, server, "chunked")
     with pytest.raises(ValueError, match="budget"):
-        sv.simulate(traffic, server, "chunked", 0)
+        runs.simulate(traffic, server, "chunked", 0)
     with pytest.raises(ValueError, match="rate_per_s"):
-        sv.traffic(0, 10, 100, 10)
+        tf.traffic(0, 10, 100, 10, seed=1)
     with pytest.raises(ValueError, match="link_bytes_per_s"):
-        sv.disaggregate(traffic, server, 1, 1, 0)
+        disagg.disaggregate(traffic, server, 1, 1, 0)
     with pytest.raises(ValueError, match="prefill"):
-        sv.disaggregate(traffic, server, 0, 1, 50e9)
+        disagg.disaggregate(traffic, server, 0, 1, 50e9)
     with pytest.raises(ValueError, match="no room"):
-        sv.llama_server(chip="H100 SXM", gpus=1)
-    tiny = sv.Server("tiny", server.model, server.roof, kv_capacity_tokens=100)
+        sv.server(sv.Setting(chip="H100 SXM", gpus=1))
+    tiny = dataclasses.replace(server, stated_kv_memory_bytes=100 * server.kv_bytes_per_token)
+    assert tiny.kv_capacity_tokens == 100
     with pytest.raises(ValueError, match="cannot fit"):
-        sv.simulate(traffic, tiny, "chunked", 512)
+        runs.simulate(traffic, tiny, "chunked", 512)
 
 
 def test_max_rate_interpolates_the_attainment_curve():
     import pandas as pd
     sweep = pd.DataFrame({"config": "x", "rate_per_s": [1.0, 2.0, 3.0],
                           "attainment": [1.0, 0.95, 0.5]})
-    assert sv.max_rate(sweep, "x", 0.9) == pytest.approx(2 + 0.05 / 0.45)
-    assert np.isnan(sv.max_rate(sweep.assign(attainment=0.1), "x", 0.9))
-    assert sv.max_rate(sweep.assign(attainment=1.0), "x", 0.9) == 3.0
+    assert runs.max_rate(sweep, "x", 0.9) == pytest.approx(2 + 0.05 / 0.45)
+    assert np.isnan(runs.max_rate(sweep.assign(attainment=0.1), "x", 0.9))
+    assert runs.max_rate(sweep.assign(attainment=1.0), "x", 0.9) == 3.0
+
+
+def test_goodput_says_when_it_is_only_a_bound():
+    import pandas as pd
+    sweep = pd.DataFrame({"config": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,
+                          "rate_per_s": [1.0, 2.0, 3.0] * 3,
+                          "attainment": [1.0, 0.95, 0.5, 1.0, 0.99, 0.91, 0.8, 0.5, 0.1]})
+    g = sv.goodput(sweep, 0.9).set_index("config")
+    assert g.loc["a", "goodput_req_per_s"] == pytest.approx(2 + 0.05 / 0.45)
+    assert not g.loc["a", "capped"] and not g.loc["a", "missed"]
+    assert g.loc["b", "goodput_req_per_s"] == 3.0 and g.loc["b", "capped"]  # at least 3
+    assert np.isnan(g.loc["c", "goodput_req_per_s"]) and g.loc["c", "missed"]
+
+
+def test_per_token_targets_are_multiples_of_the_bare_step(server):
+    bare = sv.bare_decode_s(server)
+    assert sv.targets(server) == (sv.SETTING.ttft_slo_s, sv.SETTING.tpot_slo_factor * bare)
+    assert sv.targets(server, tpot_slo_factor=3)[1] == pytest.approx(3 * bare)
+    with pytest.raises(ValueError, match="tpot_slo_factor"):
+        sv.targets(server, tpot_slo_factor=0)
+
+
+def test_an_instance_would_share_the_systems_nics():
+    # ten 400 Gb/s NICs for eight GPUs: five for a 4-GPU instance
+    assert sv.nics_per_instance() == pytest.approx(10 / 8 * sv.SETTING.gpus)
+    assert sv.default_link_bytes_per_s() == 50e9
+
+
+# -- the engine, step by step on a hand-made queue ---------------------------------------------
+
+def test_chunked_prefill_step_by_step(server):
+    """Budget 8: decodes first, then prompt chunks, the one cut at the budget finished next."""
+    cost = roofline.step_cost(server.model, server.roof)
+    e = engine.ServingEngine([0.0, 0.0], [5, 6], [3, 2], cost, 1000, "chunked", 8)
+    e.arrive()
+    chunks, decode = e.schedule_chunked()
+    # nobody decodes yet: request 0's whole prompt, then 3 of request 1's 6 tokens
+    assert chunks == [(0, 0, 5), (1, 0, 3)] and not decode and e.prefilling == [0, 1]
+    e.t += e.execute(chunks, decode)
+    e.finish_chunks(chunks)
+    # request 0's prompt is done and gives its first token; request 1's is not
+    assert e.prefilling == [1] and e.decoding == [0]
+    assert e.first[0] == e.t and np.isnan(e.first[1])
+
+    chunks, decode = e.schedule_chunked()
+    # request 0's decode takes one token of the budget; request 1's last 3 prompt tokens follow
+    assert chunks == [(1, 3, 3)] and decode
+    seconds = e.execute(chunks, decode)
+    # the decode reads 5 cached tokens and attends to 6 keys; the chunk re-reads the 3
+    # tokens its prompt's first chunk wrote and attends 3 x 3 + 3 x 4 / 2 pairs
+    assert e.steps[-1][2:7] == (3, 1, 5 + 3, 6 + 15, 1)
+    assert seconds == pytest.approx(roofline.mixed_step(server.model, server.roof, [(3, 3)],
+                                                        [5]).seconds)
+    e.t += seconds
+    e.emit_decodes()
+    e.finish_chunks(chunks)
+    assert e.decoding == [0, 1] and list(e.generated) == [2, 1]
+
+    chunks, decode = e.schedule_chunked()
+    assert chunks == [] and decode
+    e.t += e.execute(chunks, decode)
+    e.emit_decodes()
+    # both reach their output length in this step: done, and their memory returned
+    assert e.done == 2 and e.held == 0 and (e.finish == e.t).all()
+    assert len(e.gaps) == 2 and list(e.gaps[1]) == pytest.approx([e.steps[2][1]] * 2)
+
+
+def test_without_chunking_a_prompt_step_decodes_nothing(server):
+    cost = roofline.step_cost(server.model, server.roof)
+    e = engine.ServingEngine([0.0, 0.0], [5, 6], [3, 2], cost, 1000, "prefill_first", 6)
+    e.arrive()
+    # whole prompts while they fit in the budget (at least one): 5 + 6 > 6, so one
+    assert e.schedule_prompts() == ([(0, 0, 5)], False)
+    log = engine.ServingEngine([0.0, 0.0], [5, 6], [3, 2], cost, 1000, "prefill_first",
+                               6).run()
+    assert not np.isnan(log.finish_s).any()
+
+
+def test_the_budget_must_hold_the_running_decodes(server):
+    cost = roofline.step_cost(server.model, server.roof)
+    e = engine.ServingEngine([0.0] * 3, [4, 4, 4], [9, 9, 9], cost, 1000, "chunked", 2)
+    with pytest.raises(ValueError, match="smaller than the 3 running decodes"):
+        e.decoding = [0, 1, 2]
+        e.schedule_chunked()
+    with pytest.raises(ValueError, match="mode"):
+        engine.ServingEngine([0.0], [4], [9], cost, 1000, "fastest", 2)
+
+
+def test_chapter_runs_are_computed_once_and_handed_out_as_copies():
+    a = sv.saturation_runs()
+    a.loc[:, "steps"] = -1
+    assert (sv.saturation_runs()["steps"] > 0).all()

@@ -20,6 +20,10 @@ def main(argv: list[str] | None = None) -> int:
     depth = sub.add_parser("depth", help="decode speed against context depth, MHA and GQA",
                            description=depth_cli.__doc__)
     depth_cli.add_arguments(depth)
+    from .measure import verify_cli
+
+    verify_cli.add_arguments(sub.add_parser("verify", help="what verifying k drafted tokens "
+                                            "costs here", description=verify_cli.__doc__))
     figures = sub.add_parser("figures", help="export every figure to SVG/PNG/PDF with its data")
     figures.add_argument("--out", default="_build/figures", help="output folder")
     args = parser.parse_args(argv)
@@ -27,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
         return measure_cli.main(args)
     if args.command == "depth":
         return depth_cli.main(args)
+    if args.command == "verify":
+        return verify_cli.main(args)
     if args.command == "figures":
         from pathlib import Path
 

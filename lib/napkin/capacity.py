@@ -9,11 +9,12 @@ Every figure is computed from ``data/models`` and ``data/hardware_specs.csv``.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from . import catalog, hardware, kvcache, roofline
+from . import buying, catalog, hardware, kvcache, roofline
 from .units import GB, KB, MB, GiB, KiB, MiB
 
 #: The chips the chapter sizes caches for, by their book names.
@@ -64,6 +65,10 @@ def model_table(kv_dtype="f16") -> pd.DataFrame:
             "model": r["model"], "layout": layout, "layers": cfg["num_hidden_layers"],
             "kv_per_token_bytes": kvcache.kv_bytes_per_token(cfg, kv_dtype),
             "context_tokens": context,
+            # kvcache.context_limit falls back to the config's position limit where the
+            # model card's served context is not recorded
+            "context_basis": "served" if cfg.get("_max_context_tokens") is not None
+            else "config position limit",
             "kv_at_context_bytes": kvcache.kv_cache_bytes(cfg, context, 1, kv_dtype),
             "naive_at_context_bytes": naive_kv_cache_bytes(cfg, context, 1, kv_dtype),
             "source_url": r["source_url"],
@@ -82,14 +87,19 @@ def naive_kv_cache_bytes(config, n_tokens: int, batch: int = 1, kv_dtype="f16") 
 
 
 def chip_table(chips=CHIPS) -> pd.DataFrame:
-    """Capacity (binary, as the vendor states it) and bandwidth of each chip, with sources."""
+    """Capacity (binary, as the vendor states it) and bandwidth of each chip, with sources,
+    and the memory its GPU may use by default: all of it, except on a Mac, where macOS caps
+    the GPU's share (chapter 8's rule, :func:`napkin.buying.default_gpu_fraction`)."""
     rows = []
     for name in chips:
         chip = hardware.chip(name)
         if chip.capacity_spec is None:
             raise ValueError(f"{name}: no memory capacity in hardware_specs.csv")
+        share, basis = (buying.default_gpu_fraction(chip.capacity_bytes / GiB)
+                        if chip.vendor == "Apple" else (1.0, ""))
         rows.append({"chip": name, "capacity_bytes": chip.capacity_bytes,
                      "capacity_spec": chip.capacity_spec,
+                     "gpu_usable_bytes": share * chip.capacity_bytes, "gpu_limit_basis": basis,
                      "bandwidth_bytes_per_s": chip.bandwidth_bytes_per_s,
                      "source_url": chip.source(chip.capacity_spec)})
     return pd.DataFrame(rows)
@@ -106,10 +116,11 @@ def _models(models, weight_format):
 def max_batch_table(models=None, chips=CHIPS, contexts=CONTEXTS, weight_format=WEIGHTS,
                     kv_dtype="f16") -> pd.DataFrame:
     """Largest batch of ``context`` tokens each that fits beside the weights, per model,
-    chip and context (long format). ``max_batch`` is NaN where the context is beyond what
-    the model serves; 0 where the weights alone do not fit, or leave room for no sequence."""
+    chip and context (long format), in the memory the chip's GPU may use by default
+    (:func:`chip_table`). ``max_batch`` is NaN where the context is beyond what the model
+    serves; 0 where the weights alone do not fit, or leave room for no sequence."""
     rows = []
-    capacity = chip_table(chips).set_index("chip")["capacity_bytes"]
+    capacity = chip_table(chips).set_index("chip")["gpu_usable_bytes"]
     for model, cfg, limit, weights in _models(models, weight_format):
         for chip in chips:
             for context in contexts:
@@ -149,57 +160,27 @@ def roof_of(chip_name: str, weight_format: str = WEIGHTS) -> roofline.Roof:
     return roofline.chip_roof(chip_name, roofline.arithmetic_for(weight_format, "serving"))
 
 
-def _bisect(predicate, low: int, high: int) -> int:
-    """The smallest integer in (low, high] where a monotone ``predicate`` holds, given it
-    fails at ``low`` and holds at ``high``."""
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if predicate(mid) else (mid, high)
-    return high
+def attention_ridge(chip_name: str, kv_dtype: str = "f16") -> float:
+    """The ridge of the arithmetic attention runs in: that of the cache's number format (a
+    16-bit cache is multiplied at the FP16 rate, whatever format the weights are in)."""
+    return roof_of(chip_name, kv_dtype).ridge
 
 
 def capacity_turn(model: str, chip: str, weight_format: str = WEIGHTS,
                   kv_dtype: str = "f16") -> dict:
-    """Where memory, not the roofline, keeps decode memory-bound, computed exactly.
-
-    With every sequence's cache read counted (chapter 3), the batch a decode step needs to
-    reach the ridge, B*(c), grows with the context c and is infinite from ``never_beyond``
-    on; the batch that fits beside the weights, M(c), shrinks. ``turn`` is the shortest
-    context at which M(c) < B*(c): from there on, no batch the memory holds is compute-bound.
-    ``turn`` is 1 when even one-token sequences cannot fit enough of a batch.
-    """
+    """:func:`napkin.roofline.capacity_turn` for a model of ``data/models`` on a chip: the
+    weight matmuls on the roof of their format, attention on that of the cache's, the memory
+    the chip's GPU may use by default."""
     m = roofline.Model.from_catalog(model, weight_format, kv_dtype)
-    roof = roof_of(chip, weight_format)
-    capacity_bytes = hardware.chip(chip).capacity_bytes
-    limit = kvcache.context_limit(m.config)
-
-    def fits(c: int) -> int:
-        return kvcache.max_batch(m.config, c, capacity_bytes, m.weight_bytes, kv_dtype)
-
-    def short(c: int) -> bool:
-        return fits(c) < roofline.batch_to_ridge(m, roof.ridge, c)
-
-    def unreachable(c: int) -> bool:
-        return math.isinf(roofline.batch_to_ridge(m, roof.ridge, c))
-
-    # the cache only grows with context, so once no batch reaches the ridge none ever does
-    never = None if not unreachable(limit) else \
-        (1 if unreachable(1) else _bisect(unreachable, 1, limit))
-    top = never or limit
-    if short(1):
-        turn = 1
-    elif not short(top):
-        turn = None  # compute-bound batches fit at every context the model serves
-    else:
-        turn = _bisect(short, 1, top)
-    at = turn if turn is not None else top
+    roof = replace(roof_of(chip, weight_format),
+                   capacity_bytes=chip_table([chip])["gpu_usable_bytes"].iloc[0])
+    turn = roofline.capacity_turn(m, roof, attention_ridge(chip, kv_dtype))
     return {"model": model, "chip": chip, "weight_format": weight_format,
             "arithmetic": roofline.arithmetic_for(weight_format, "serving"),
             "ridge_flop_per_byte": roof.ridge,
+            "attention_ridge_flop_per_byte": attention_ridge(chip, kv_dtype),
             "weights_only_crossover": roof.ridge / roofline.matmul_intensity(
-                1, m.bytes_per_weight),
-            "never_beyond_tokens": never, "turn_tokens": turn,
-            "fits_at_turn": fits(at), "needed_at_turn": roofline.batch_to_ridge(m, roof.ridge, at)}
+                1, m.bytes_per_weight), **turn}
 
 
 def batch_limit_curves(models=None, chips=DATACENTER, weight_format=WEIGHTS, kv_dtype="f16",
@@ -208,7 +189,7 @@ def batch_limit_curves(models=None, chips=DATACENTER, weight_format=WEIGHTS, kv_
     the batch a decode step needs to reach the ridge with its cache reads counted (NaN where
     none does). Contexts run from 256 tokens to the model's limit, plus each turn."""
     rows = []
-    capacity = chip_table(chips).set_index("chip")["capacity_bytes"]
+    capacity = chip_table(chips).set_index("chip")["gpu_usable_bytes"]
     for model in models or catalog.names():
         m = roofline.Model.from_catalog(model, weight_format, kv_dtype)
         limit = kvcache.context_limit(m.config)
@@ -221,7 +202,8 @@ def batch_limit_curves(models=None, chips=DATACENTER, weight_format=WEIGHTS, kv_
             for context in sorted(set(grid.tolist()) | ({turn} if turn else set())):
                 fits = kvcache.max_batch(m.config, context, capacity[chip], m.weight_bytes,
                                          kv_dtype)
-                need = roofline.batch_to_ridge(m, roof.ridge, context)
+                need = roofline.batch_to_ridge(m, roof.ridge, context,
+                                               attention_ridge(chip, kv_dtype))
                 rows.append({"model": model, "chip": chip, "context_tokens": context,
                              "max_batch": fits,
                              "needed_batch": need if math.isfinite(need) else np.nan,
@@ -283,7 +265,8 @@ def model_display(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "model": df["model"], "layout": df["layout"],
         "per_token": df["kv_per_token_bytes"].map(lambda v: f"{v / KiB:,.0f} KiB"),
-        "context": df["context_tokens"].map(lambda v: f"{v:,}"),
+        "context": [f"{v:,}" + ("" if basis == "served" else f" ({basis})")
+                    for v, basis in zip(df["context_tokens"], df["context_basis"])],
         "at_context": df["kv_at_context_bytes"].map(lambda v: f"{v / GB:,.2f} GB"),
         "at_context_gib": df["kv_at_context_bytes"].map(lambda v: f"{v / GiB:,.2f} GiB"),
         "naive": df["naive_at_context_bytes"].map(lambda v: f"{v / GB:,.1f} GB"),
@@ -295,5 +278,7 @@ def chip_display(df: pd.DataFrame) -> pd.DataFrame:
         "chip": df["chip"],
         "capacity": df["capacity_bytes"].map(lambda v: f"{v / GiB:,.0f} GiB ({v / GB:,.1f} GB)"),
         "which": df["capacity_spec"].map(hardware.CAPACITY_SPECS),
+        "gpu": [f"{u / GiB:,.0f} GiB by default" if u < c else "all"
+                for u, c in zip(df["gpu_usable_bytes"], df["capacity_bytes"])],
         "bandwidth": df["bandwidth_bytes_per_s"].map(lambda v: f"{v / GB:,.0f} GB/s"),
     })

@@ -24,6 +24,10 @@ from . import tables
 #: ``source_kind`` of rows read from the llama.cpp benchmark file or a copy of it.
 BENCH_FILE = "benches file"
 PREFILL, DECODE = "prefill", "decode"
+#: The one model and test every family of machines in ``data/`` ran (Llama-2-7B Q4_0,
+#: ``pp512 / tg128``): the like-for-like comparison.
+LLAMA2_Q4 = "Llama-2-7B Q4_0"
+_LLAMA2 = re.compile(r"llama[- ]?2[- ]7b", re.I)
 RATIO_COLUMNS = ["machine", "family", "model", "protocol", "detail", "pp_tok_per_s",
                  "tg_tok_per_s", "ratio", "confidence", "source_url"]
 
@@ -124,6 +128,20 @@ def nearest(value: float, test: str, depth: int | None = 0, model: str = "gpt-os
     return df.loc[(df["throughput_tok_per_s"] - value).abs().idxmin()]
 
 
+def partner(row: pd.Series, file_only: bool = False) -> pd.Series:
+    """The other phase of the same run as ``row`` (a row of :func:`spark_bench`): its decode
+    row for a prefill row and the reverse (same machine, build, copy, model and depth)."""
+    df = spark_bench(file_only)
+    keys = ["machine", "llama_cpp_build", "source_kind", "model", "context_depth_tokens"]
+    other = DECODE if row["phase"] == PREFILL else PREFILL
+    hit = df[(df[keys] == row[keys]).all(axis=1) & (df["phase"] == other)]
+    if len(hit) != 1:
+        raise ValueError(f"expected one {other} row of the run of {row['test']} at depth "
+                         f"{row['context_depth_tokens']} in build {row['llama_cpp_build']}, "
+                         f"found {len(hit)}")
+    return hit.iloc[0]
+
+
 def retention(model: str | None = None) -> pd.DataFrame:
     """Each phase's speed at every depth as a fraction of its speed at depth 0 (tidy)."""
     df = depth_pairs(model)
@@ -169,20 +187,60 @@ def spark_ratios() -> pd.DataFrame:
         "moe": df["moe"]})
 
 
+def flash_attention(setting) -> str:
+    """``"on"``, ``"off"`` or ``"unrecorded"``, from what a source records of a run: the
+    scoreboards' ``flash_attention`` column (0, 1, unknown), Strix Halo's flags
+    (``fa=1``) or a backend note (``FA per notes``)."""
+    text = "" if setting is None or (isinstance(setting, float) and np.isnan(setting)) \
+        else str(setting).strip()
+    if text in ("1", "on") or re.search(r"\bfa=1\b|\bFA\b", text):
+        return "on"
+    if text in ("0", "off") or re.search(r"\bfa=0\b", text):
+        return "off"
+    return "unrecorded"
+
+
+#: The machine a Strix Halo run measures is its integrated GPU; a run on the CPU backend
+#: measures another device of the same chip, and is left out of the ratios.
+_CPU_BACKEND = "CPU"
+
+
 def strix_ratios() -> pd.DataFrame:
+    """Strix Halo's integrated GPU: every model's ``pp512 / tg128`` pair (CPU-backend runs
+    left out), with ``flash_attention`` and ``quant`` columns beside the usual ones."""
     df = tables.load("strix_halo_llamacpp").fillna({"flags": "", "llama_cpp_build": ""})
-    keys = ["machine", "section", "backend", "flags", "model"]
+    df = df[df["backend"] != _CPU_BACKEND]
+    keys = ["machine", "section", "backend", "flags", "model", "quant"]
     w = _pairs(df, keys, "pp512", "tg128")
     return pd.DataFrame({
         "machine": w["machine"], "family": "Strix Halo", "model": w["model"],
         "protocol": "pp512 / tg128",
         "detail": [f"{b}{', ' + f if f else ''}" for b, f in zip(w["backend"], w["flags"])],
         "pp_tok_per_s": w["pp_tok_per_s"], "tg_tok_per_s": w["tg_tok_per_s"],
-        "ratio": w["ratio"], "confidence": w["confidence"], "source_url": w["source_url"]})
+        "ratio": w["ratio"], "confidence": w["confidence"], "source_url": w["source_url"],
+        "quant": w["quant"],
+        "flash_attention": [flash_attention(f"{b} {f}") for b, f in zip(w["backend"],
+                                                                        w["flags"])]})
+
+
+def strix_llama2_q4() -> pd.DataFrame:
+    """Strix Halo's runs of the one model and test every family ran: Llama-2-7B Q4_0,
+    ``pp512 / tg128`` (model named as in :data:`LLAMA2_Q4`)."""
+    s = strix_ratios()
+    s = s[(s["quant"] == "Q4_0") & s["model"].str.contains(_LLAMA2)]
+    return s.assign(model=LLAMA2_Q4).reset_index(drop=True)
+
+
+#: What a row of the gpt-oss guide says when its run did not fit the GPU's memory: part of
+#: the model ran elsewhere, so the pair is no measure of the GPU.
+_OFFLOADED = "partial offload"
 
 
 def gpt_oss_ratios() -> pd.DataFrame:
+    """The gpt-oss guide's ``pp2048 / tg128`` pairs, less runs its notes mark as partially
+    offloaded (the model did not fit the GPU)."""
     df = tables.load("gpt_oss_llamacpp")
+    df = df[~df["note"].fillna("").str.contains(_OFFLOADED, case=False)]
     w = _pairs(df, ["hardware", "model", "backend"], "pp2048", "tg128")
     family = ["Apple Silicon" if b == "Metal" else "Discrete GPU" for b in w["backend"]]
     return pd.DataFrame({
@@ -228,7 +286,10 @@ def llama2_ratios() -> pd.DataFrame:
 
 
 def all_ratios() -> pd.DataFrame:
-    """The prefill / decode ratio of every published machine in ``data/``."""
+    """The prefill / decode ratio of every published run in ``data/``: one point per run, so
+    a machine appears once per model, build, backend and setting it was run with. Runs
+    that measure another device than the one named (Strix Halo's CPU backend, a GPU that
+    offloaded part of the model) are left out."""
     out = pd.concat([spark_ratios(), strix_ratios(), gpt_oss_ratios(), llama2_ratios()],
                     ignore_index=True)
     return out[RATIO_COLUMNS]
@@ -237,10 +298,16 @@ def all_ratios() -> pd.DataFrame:
 LIVE_FAMILY = "This machine (live)"
 
 
+#: What :func:`live_ratio` adds to the usual columns: each phase's spread over the repetitions.
+LIVE_SPREAD_COLUMNS = ["pp_stddev_tok_per_s", "tg_stddev_tok_per_s"]
+
+
 def live_ratio(record: dict | None) -> pd.DataFrame:
-    """This machine's pp / tg ratio from a :func:`napkin.measure.live` record (empty if none)."""
+    """This machine's pp / tg ratio from a :func:`napkin.measure.live` record (empty if none),
+    with each phase's sample standard deviation (a live run on a shared machine moves)."""
+    columns = RATIO_COLUMNS + LIVE_SPREAD_COLUMNS
     if record is None:
-        return pd.DataFrame(columns=RATIO_COLUMNS)
+        return pd.DataFrame(columns=columns)
     from .measure import machine as live_machine
 
     rows = []
@@ -254,8 +321,10 @@ def live_ratio(record: dict | None) -> pd.DataFrame:
                      "detail": record["runner"]["backend"],
                      "pp_tok_per_s": pp["tokens_per_s"], "tg_tok_per_s": tg["tokens_per_s"],
                      "ratio": pp["tokens_per_s"] / tg["tokens_per_s"],
-                     "confidence": "measured here", "source_url": "live measurement (results/)"})
-    return pd.DataFrame(rows, columns=RATIO_COLUMNS)
+                     "confidence": "measured here", "source_url": "live measurement (results/)",
+                     "pp_stddev_tok_per_s": pp.get("stddev"),
+                     "tg_stddev_tok_per_s": tg.get("stddev")})
+    return pd.DataFrame(rows, columns=columns)
 
 
 def mirror_table(depth: int = 0) -> pd.DataFrame:
@@ -318,43 +387,33 @@ def live_prefill_flops(record: dict | None, run_index: int = 0) -> float | None:
 
 # -- like for like: the same model and test on every machine that ran it ---------------------
 
-#: The comparisons every machine in ``data/`` can be held to: one model, one llama-bench test.
-LLAMA2_Q4 = "Llama-2-7B Q4_0"
-_LLAMA2 = re.compile(r"llama[- ]?2[- ]7b", re.I)
-
-
-
-
 def like_for_like() -> pd.DataFrame:
     """Prefill / decode ratios where the model and the llama-bench test are the same.
 
     ``comparison`` names model and test. Llama-2-7B Q4_0 ``pp512 / tg128``: every Apple chip
-    (Metal), every scoreboard GPU without flash attention or with it unrecorded (Vulkan), DGX
-    Spark, and Strix Halo's integrated GPU (its CPU run left out: the GPU is the machine
-    compared). gpt-oss-20b and -120b MXFP4 ``pp2048 / tg32`` at empty context: DGX Spark
-    (each build) and M2 Ultra, from the benchmark files. The gpt-oss guide's ``pp2048 /
-    tg128`` runs form their own comparisons: their decode test differs from the files'.
+    (Metal), every scoreboard GPU, DGX Spark and Strix Halo's integrated GPU, each run kept
+    only if flash attention was off or not recorded (DGX Spark's run has it off), the same
+    rule for every family; a ``flash_attention`` column says which. gpt-oss-20b and -120b
+    MXFP4 ``pp2048 / tg32`` at empty context: DGX Spark (each build) and M2 Ultra, from the
+    benchmark files (both with flash attention on). The gpt-oss guide's ``pp2048 / tg128``
+    runs form their own comparisons: their decode test differs from the files'.
     """
     llama = llama2_ratios()
-    llama = llama[(llama["model"] == LLAMA2_Q4)
-                  & ~llama["detail"].str.endswith("flash attention 1")]
-    strix = tables.load("strix_halo_llamacpp").fillna({"flags": ""})
-    strix = strix[(strix["quant"] == "Q4_0") & strix["model"].str.contains(_LLAMA2)
-                  & (strix["backend"] != "CPU")]
-    s = _pairs(strix, ["machine", "section", "backend", "flags", "model"], "pp512", "tg128")
-    strix_rows = pd.DataFrame({
-        "machine": s["machine"], "family": "Strix Halo", "model": LLAMA2_Q4,
-        "protocol": "pp512 / tg128",
-        "detail": [f"{b}{', ' + f if f else ''}" for b, f in zip(s["backend"], s["flags"])],
-        "pp_tok_per_s": s["pp_tok_per_s"], "tg_tok_per_s": s["tg_tok_per_s"],
-        "ratio": s["ratio"], "confidence": s["confidence"], "source_url": s["source_url"]})
+    llama = llama[llama["model"] == LLAMA2_Q4]
+    llama = llama.assign(flash_attention=[
+        flash_attention(d.rsplit("flash attention", 1)[-1]) if "flash attention" in d
+        else "unrecorded" for d in llama["detail"]])
+    strix = strix_llama2_q4()
+    llama = pd.concat([llama, strix[RATIO_COLUMNS + ["flash_attention"]]], ignore_index=True)
+    llama = llama[llama["flash_attention"] != "on"]
     files = spark_ratios()
     files = files[files["model"].isin(["gpt-oss-120b", "gpt-oss-20b"])].assign(
-        model=lambda d: d["model"] + " MXFP4")
-    guide = gpt_oss_ratios().assign(model=lambda d: d["model"] + " MXFP4")
-    out = pd.concat([llama, strix_rows, files[RATIO_COLUMNS], guide], ignore_index=True)
+        model=lambda d: d["model"] + " MXFP4", flash_attention="on")
+    guide = gpt_oss_ratios().assign(model=lambda d: d["model"] + " MXFP4", flash_attention="on")
+    out = pd.concat([llama, files[RATIO_COLUMNS + ["flash_attention"]], guide],
+                    ignore_index=True)
     out["comparison"] = out["model"] + ", " + out["protocol"]
-    return out[["comparison"] + RATIO_COLUMNS].reset_index(drop=True)
+    return out[["comparison"] + RATIO_COLUMNS + ["flash_attention"]].reset_index(drop=True)
 
 
 # -- what prefill reached against the peaks: FLOPs per prompt token x tokens/s ----------------
@@ -521,6 +580,25 @@ def prefill_compute() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def arithmetic_path_change(model: str = "gpt-oss-120b") -> pd.DataFrame:
+    """What moving DGX Spark's prefill to a faster arithmetic did to each phase: every build
+    of the benchmark file that ran INT8 against each that ran FP4 (:func:`llamacpp_arithmetic`),
+    at empty context. If compute sets prefill and not decode, prefill moves and decode does
+    not. Columns: ``from_build``, ``to_build``, ``prefill_change``, ``decode_change``."""
+    builds = essay_pair_by_build(model)
+    arith = {int(b): llamacpp_arithmetic("MXFP4", "DGX Spark", build=int(b))
+             for b in builds["build"]}
+    by = builds.set_index("build")
+    rows = [{"from_build": a, "to_build": b,
+             "prefill_change": by.loc[b, "pp_tok_per_s"] / by.loc[a, "pp_tok_per_s"] - 1,
+             "decode_change": by.loc[b, "tg_tok_per_s"] / by.loc[a, "tg_tok_per_s"] - 1}
+            for a in arith if arith[a] == "int8" for b in arith if arith[b] == "fp4"]
+    if not rows:
+        raise ValueError(f"no DGX Spark builds of {model} on both sides of build "
+                         f"{NATIVE_MXFP4_BUILD}")
+    return pd.DataFrame(rows)
+
+
 def spark_peak_fractions(compute: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each DGX Spark prefill run of :func:`prefill_compute` as a share of every peak the
     chip has a figure for: NVIDIA's sparse FP4 (the petaFLOP) and the dense FP4, FP8, INT8
@@ -546,31 +624,139 @@ def spark_peak_fractions(compute: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# -- DGX Spark's arithmetic beside other chips', at the same arithmetic -------------------------
+
+#: What DGX Spark's arithmetic is set against: the datacenter GPU of each of NVIDIA's last three
+#: generations, and the two newest GeForce cards, all with figures in data/hardware_specs.csv.
+DATACENTER_PEERS = ("A100 SXM", "H100 SXM", "B200")
+DESKTOP_PEERS = ("RTX 4090", "RTX 5090")
+#: A laptop chip to hold DGX Spark's memory bandwidth against: Apple's M4 Pro, the chip of its
+#: MacBook Pro laptops (and the Mac mini) in the row's source.
+LAPTOP_PEER = "M4 Pro"
+
+
+def peak_comparison(chip: str = "DGX Spark",
+                    peers: tuple[str, ...] = DATACENTER_PEERS + DESKTOP_PEERS) -> pd.DataFrame:
+    """``chip``'s peak as a share of each peer's, arithmetic by arithmetic, where both have a
+    figure (dense and 2:4-sparse FP4, FP8, INT8, FP16). Only the same arithmetic compares:
+    a headline is often another arithmetic than the next chip's (DGX Spark's petaFLOP is
+    sparse FP4, an H100's 989 TFLOPS dense FP16). Each row also gives both chips' peak per
+    byte of memory bandwidth (FLOP/byte), and ``peer_class`` (datacenter, desktop) from
+    :data:`DATACENTER_PEERS` and :data:`DESKTOP_PEERS`."""
+    from . import hardware
+
+    if not peers:
+        raise ValueError("peers must name at least one chip")
+    own = hardware.chip(chip)
+    rows = []
+    for arith in ("fp4", "fp8", "int8", "fp16"):
+        for sparse in (True, False):
+            if not own.has_peak(arith, sparse):
+                continue
+            mine = own.peak(arith, sparse)
+            for name in peers:
+                other = hardware.chip(name)
+                if not other.has_peak(arith, sparse):
+                    continue
+                theirs = other.peak(arith, sparse)
+                rows.append({
+                    "kind": mine.kind, "arithmetic": arith, "sparse": sparse, "peer": name,
+                    "peer_class": "datacenter" if name in DATACENTER_PEERS else
+                    "desktop" if name in DESKTOP_PEERS else "other",
+                    "chip_flops_per_s": mine.flops_per_s, "peer_flops_per_s": theirs.flops_per_s,
+                    "chip_derived": mine.derived, "peer_derived": theirs.derived,
+                    "share": mine.flops_per_s / theirs.flops_per_s,
+                    "chip_flop_per_byte": mine.flops_per_s / own.bandwidth_bytes_per_s,
+                    "peer_flop_per_byte": theirs.flops_per_s / other.bandwidth_bytes_per_s})
+    if not rows:
+        raise ValueError(f"{chip} shares no arithmetic with {', '.join(peers)}")
+    return pd.DataFrame(rows)
+
+
 # -- why the gap narrows with depth: work per prompt token against bytes per generated token --
 
-def depth_growth(model: str, prompt_tokens: int, depth: int, bytes_per_weight: float,
+def _experts(cfg) -> tuple[int, int]:
+    """(experts, experts per token) of a mixture of experts; (0, 0) for a dense model."""
+    from .models import require_int
+
+    experts = cfg.get("num_local_experts") or cfg.get("num_experts")
+    if not experts:
+        return 0, 0
+    return int(experts), require_int(cfg, "num_experts_per_tok")
+
+
+def decode_weight_bytes(model, file_bytes: float, file_params: float,
+                        expert_format: str = "MXFP4") -> dict:
+    """Bytes of weights one generated token reads: its layer weights (:func:`layer_params`)
+    and the output layer, which decode runs for every token.
+
+    A dense model's weights are priced at the file's average bytes per weight
+    (``file_bytes / file_params``, e.g. llama-bench's model size over its parameter count).
+    A mixture of experts stores its experts in ``expert_format`` (gpt-oss: MXFP4) and the
+    rest (attention, router, vocabulary tables) at whatever the file has left per weight;
+    the file's average would price those at nearly the experts' bits. Returns the bytes and
+    both prices per weight."""
+    from . import catalog
+    from .models import bits_per_weight, require_int
+    from .units import require_positive
+
+    size = require_positive("file_bytes", file_bytes)
+    n = require_positive("file_params", file_params)
+    cfg = catalog.config(model) if isinstance(model, str) else dict(model)
+    hidden = require_int(cfg, "hidden_size")
+    out_layer = require_int(cfg, "vocab_size") * hidden
+    layers = require_int(cfg, "num_hidden_layers")
+    experts, routed = _experts(cfg)
+    expert = 3 * hidden * require_int(cfg, "intermediate_size")
+    if not experts:
+        bpw = size / n
+        return {"weight_bytes": (layer_params(cfg) + out_layer) * bpw,
+                "expert_bytes_per_weight": None, "other_bytes_per_weight": bpw}
+    expert_bpw = bits_per_weight(expert_format) / 8
+    all_experts = layers * experts * expert
+    if all_experts >= n or all_experts * expert_bpw >= size:
+        raise ValueError(f"file_bytes {size:,.0f} and file_params {n:,.0f} leave nothing for "
+                         f"the non-expert weights of {cfg.get('_name', model)!r}")
+    other_bpw = (size - all_experts * expert_bpw) / (n - all_experts)
+    active_experts = layers * routed * expert
+    other = layer_params(cfg) - active_experts + out_layer
+    return {"weight_bytes": active_experts * expert_bpw + other * other_bpw,
+            "expert_bytes_per_weight": expert_bpw, "other_bytes_per_weight": other_bpw}
+
+
+def bench_decode_weight_bytes(model: str = "gpt-oss-120b") -> dict:
+    """:func:`decode_weight_bytes` of a model of the benchmark files, priced from the model
+    size (GiB) and parameter count llama-bench prints there."""
+    from .units import GiB
+
+    df = spark_bench()
+    df = df[df["model"].map(_short_model) == model]
+    if df.empty:
+        raise ValueError(f"no runs of model {model!r} in the benchmark files")
+    row = df.iloc[0]
+    return decode_weight_bytes(model, float(row["model_size_GiB"]) * GiB,
+                               float(row["model_params_B"]) * 1e9)
+
+
+def depth_growth(model: str, prompt_tokens: int, depth: int, weight_bytes: float,
                  kv_dtype_bytes: float = 2.0) -> dict:
     """How much a prompt token's FLOPs and a generated token's bytes grow from empty
     context to ``depth`` tokens, by the roofline's count.
 
     Prefill: :func:`prefill_flops_per_token` at ``depth`` over at 0. Decode: (weights + cache
-    at ``depth``) over weights, the weights being the layer weights and the output layer
-    (which decode runs for every token) at ``bytes_per_weight`` (e.g. llama-bench's model
-    size over its parameter count), the cache at ``kv_dtype_bytes`` (llama-bench's default
-    f16 cache: 2), windows honoured.
+    at ``depth``) over weights, ``weight_bytes`` being what a generated token reads of the
+    weights (:func:`decode_weight_bytes`), the cache at ``kv_dtype_bytes`` per element
+    (llama-bench's default f16 cache: 2), windows honoured.
     """
     from . import catalog
     from .kvcache import kv_cache_bytes
-    from .models import require_int
     from .units import require_positive
 
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
         raise ValueError(f"depth must be a whole number of tokens >= 0, got {depth!r}")
     d = int(depth)
-    bpw = require_positive("bytes_per_weight", bytes_per_weight)
+    weights = require_positive("weight_bytes", weight_bytes)
     cfg = catalog.config(model) if isinstance(model, str) else dict(model)
-    out_layer = require_int(cfg, "vocab_size") * require_int(cfg, "hidden_size")
-    weights = (layer_params(cfg) + out_layer) * bpw
     cache = kv_cache_bytes(cfg, d, 1, kv_dtype_bytes)
     return {"prefill_flops_ratio": prefill_flops_per_token(cfg, prompt_tokens, d)
             / prefill_flops_per_token(cfg, prompt_tokens, 0),

@@ -34,6 +34,16 @@ def llama2_7b_bytes_per_token(quant: str) -> float:
     return models.gguf_size_bytes(quant, kind="tensors")
 
 
+def llama2_7b_embedding_bytes(quant: str) -> float:
+    """Bytes of Llama-2-7B's token embedding table in ``quant``: counted in llama-bench's
+    tensor data, though a decode step looks up one row of it. llama.cpp stores it in the
+    file's own format (Q4_0's tensor data add up exactly so; tests/test_napkin.py)."""
+    from . import catalog
+
+    cfg = catalog.config("Llama-2-7B")
+    return cfg["vocab_size"] * cfg["hidden_size"] * models.bits_per_weight(quant) / 8
+
+
 def apple(test: str = "tg128", quants: tuple[str, ...] = ("F16", "Q8_0", "Q4_0")) -> pd.DataFrame:
     """Apple M1..M4 GPUs on Llama-2-7B, bandwidth from the chip specs (Apple's figures)."""
     df = tables.load("apple_silicon_llama2_7b")
@@ -49,6 +59,48 @@ def apple(test: str = "tg128", quants: tuple[str, ...] = ("F16", "Q8_0", "Q4_0")
     return _finish(df[["machine", "family", "quant", "bandwidth_bytes_per_s", "bytes_per_token",
                        "tokens_per_s", "confidence", "source_url", "chip", "gpu_cores",
                        "spec_chip"]])
+
+
+def fixed_cost_fit(df: pd.DataFrame | None = None, fit: tuple[str, str] = ("F16", "Q8_0"),
+                   test: str = "Q4_0") -> pd.DataFrame:
+    """Why fewer bytes per weight reach a smaller share of the ceiling, tested per chip.
+
+    A token's time is split as ``t = bytes / effective bandwidth + fixed cost``: a line
+    through each chip's two ``fit`` formats (two points, so exact) gives both, and predicts
+    the ``test`` format's time. If unpacking 4-bit blocks cost extra time per byte, Q4_0
+    would take longer than the line says; if a fixed cost per token (launches,
+    synchronisation, sampling) is what weighs, the line predicts it. One row per machine
+    run at all three formats, times in seconds: ``effective_share`` (effective over paper
+    bandwidth), ``fixed_s``, ``predicted_s`` and ``measured_s`` of the test format, their
+    ``residual_s``, and each format's time beyond reading its bytes at paper bandwidth
+    (``beyond_<format>_s``).
+    """
+    df = apple() if df is None else df
+    formats = (*fit, test)
+    if len(set(formats)) != 3:
+        raise ValueError(f"fit {fit!r} and test {test!r} must be three different formats")
+    missing = [q for q in formats if q not in set(df["quant"])]
+    if missing:
+        raise ValueError(f"no runs at {', '.join(missing)} to fit or test")
+    rows = []
+    for machine, runs in df.groupby("machine", sort=False):
+        runs = runs.drop_duplicates("quant").set_index("quant")
+        if not set(formats) <= set(runs.index):
+            continue
+        t = 1 / runs["tokens_per_s"]
+        b = runs["bytes_per_token"]
+        bw = runs["bandwidth_bytes_per_s"].iloc[0]
+        slope = (t[fit[0]] - t[fit[1]]) / (b[fit[0]] - b[fit[1]])
+        fixed = t[fit[1]] - slope * b[fit[1]]
+        predicted = slope * b[test] + fixed
+        rows.append({"machine": machine, "chip": runs["chip"].iloc[0],
+                     "bandwidth_bytes_per_s": bw, "effective_share": 1 / slope / bw,
+                     "fixed_s": fixed, "predicted_s": predicted, "measured_s": t[test],
+                     "residual_s": t[test] - predicted}
+                    | {f"beyond_{q}_s": t[q] - b[q] / bw for q in formats})
+    if not rows:
+        raise ValueError(f"no machine was run at all of {', '.join(formats)}")
+    return pd.DataFrame(rows)
 
 
 def gpus(test: str = "tg128") -> pd.DataFrame:

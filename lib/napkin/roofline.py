@@ -34,7 +34,7 @@ import pandas as pd
 from . import catalog, hardware
 from .kvcache import dtype_bytes, kv_bytes_per_token, kv_cache_bytes, linear_form
 from .models import BITS_PER_WEIGHT, dense_params, load_config, require_int
-from .units import require_positive
+from .units import TFLOPS, require_positive
 
 
 def ridge_point(flops_per_s: float, bandwidth_bytes_per_s: float) -> float:
@@ -136,6 +136,30 @@ def arithmetic_for(weight_format: str, backend: str = "CUDA") -> str:
     return "int8"  # a llama.cpp block format (Q4_0, Q8_0, Q4_K, MXFP4 ...)
 
 
+#: llama.cpp's CUDA backend multiplies F16 weights at batches above its vector and small-matrix
+#: kernels (more than 16 tokens) through cuBLAS with FP16 accumulation (``CUBLAS_COMPUTE_16F``;
+#: FP32 only on Volta, CDNA and RDNA4, or where a graph asks for F32 precision), and BF16
+#: weights with FP32 accumulation. GeForce cards run FP16 accumulation twice as fast as FP32.
+#: (ggml_cuda_mul_mat, ggml_cuda_mul_mat_cublas and batched_mul_mat_traits, at this commit.)
+ACCUMULATE_SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/"
+                     "00108827d87949b538ad1821f81a6b111827fcda/ggml/src/ggml-cuda/ggml-cuda.cu")
+
+
+def peak_for(chip_name: str, weight_format: str, backend: str = "CUDA") -> hardware.Peak:
+    """The dense peak a matmul of ``weight_format`` weights runs at on ``backend``: the rate of
+    :func:`arithmetic_for`, and for llama.cpp's F16 weights on CUDA the FP16-accumulate figure
+    where the chip states one apart (GeForce cards), since that is the GEMM llama.cpp asks for
+    (:data:`ACCUMULATE_SOURCE`). Other chips' FP16 figures hold for either accumulator."""
+    chip = hardware.chip(chip_name)
+    arith = arithmetic_for(weight_format, backend)
+    spec = "fp16_tensor_dense_fp16acc_TFLOPS"
+    if backend == "CUDA" and str(weight_format).upper() == "F16" and spec in chip.specs:
+        return hardware.Peak(chip=chip.name, arithmetic="fp16",
+                             flops_per_s=chip.specs[spec] * TFLOPS, spec=spec,
+                             source=chip.source(spec), origin=chip.origins.get(spec, ""))
+    return chip.peak(arith)
+
+
 def chip_roof(name: str, arithmetic: str = "fp16", sparse: bool = False) -> Roof:
     """The roof of a chip in ``data/hardware_specs.csv`` for one arithmetic.
 
@@ -184,8 +208,9 @@ def crossover_table(chips: Iterable[str], formats: Iterable[str],
     A batch of B sequences does 2 FLOPs per weight per sequence against ``b`` bytes per
     weight, so the intensity is 2B/b and the crossover batch is ridge x b / 2: a format whose
     arithmetic is as much faster as its weights are smaller (FP8 on FP8 tensor cores) leaves
-    the crossover where 16 bits had it; 4-bit blocks on INT8 kernels move it lower. A chip
-    with no figure for the arithmetic gets no row.
+    the crossover where 16 bits had it; 4-bit blocks on INT8 kernels move it lower. The peak
+    is the one the engine's kernel runs at (:func:`peak_for`: FP16 accumulate for llama.cpp's
+    F16 GEMMs). A chip with no figure for the arithmetic gets no row.
     """
     rows = []
     for name in chips:
@@ -194,7 +219,7 @@ def crossover_table(chips: Iterable[str], formats: Iterable[str],
             arith = arithmetic_for(fmt, backend)
             if not chip.has_peak(arith):
                 continue
-            peak = chip.peak(arith)
+            peak = peak_for(name, fmt, backend)
             bytes_per_weight = BITS_PER_WEIGHT[fmt.upper()] / 8
             ridge = ridge_point(peak.flops_per_s, chip.bandwidth_bytes_per_s)
             rows.append({"chip": name, "weight_format": fmt, "arithmetic": arith,
@@ -320,37 +345,45 @@ def decode_step(model: Model, roof: Roof, batch: int, context_tokens: int = 0) -
                 weight_bytes=model.weight_bytes, kv_bytes=kv, seconds=seconds, ridge=roof.ridge)
 
 
-def batch_to_ridge(model: Model, ridge: float, context_tokens: int = 0) -> float:
-    """The batch at which a decode step's intensity reaches ``ridge`` (``math.inf``: never).
+def batch_to_ridge(model: Model, ridge: float, context_tokens: int = 0,
+                   attention_ridge: float | None = None) -> float:
+    """The batch at which a decode step turns compute-bound (``math.inf``: never).
 
-    intensity(B) = B f / (W + B m), with f the FLOPs and m the cache bytes of one
-    sequence and W the weight bytes, so B = ridge W / (f - ridge m) when f > ridge m;
-    otherwise the intensity tends to f / m < ridge however large the batch.
+    The step as a whole, FLOPs and bytes pooled: B sequences take B (2P / R + a / R_a) in
+    units of one byte's read time against W + B m bytes, with 2P the weight matmuls' FLOPs and
+    a the attention's of one sequence, m its cache bytes, W the weight bytes, R the ridge of
+    the weights' arithmetic and R_a that of the attention's (the cache's number format; the
+    same R unless given). So B = W / (2P / R + a / R_a - m) while that is positive; otherwise
+    the cache reads outgrow the arithmetic however large the batch. With one roof this is
+    the familiar B = R W / (f - R m), f = 2P + a.
     """
     r = require_positive("ridge", ridge)
-    f = 2.0 * model.params + model.attention_flops(context_tokens)
-    m = float(model.kv_bytes(context_tokens))
-    if f <= r * m:
+    r_a = r if attention_ridge is None else require_positive("attention_ridge", attention_ridge)
+    per_sequence = (2.0 * model.params / r + model.attention_flops(context_tokens) / r_a
+                    - float(model.kv_bytes(context_tokens)))
+    if per_sequence <= 0:
         return math.inf
-    return r * model.weight_bytes / (f - r * m)
+    return model.weight_bytes / per_sequence
 
 
-def context_limit(model: Model, ridge: float) -> float:
-    """Context length beyond which no batch reaches ``ridge`` (``math.inf``: none).
+def context_limit(model: Model, ridge: float, attention_ridge: float | None = None) -> float:
+    """Context length beyond which no batch reaches the ridge (``math.inf``: none).
 
-    Needs a cache that grows linearly with context (no sliding windows): then
-    f(c) = 2P + a c and m(c) = k c, and the limit is c = 2P / (ridge k - a).
+    Needs a cache that grows linearly with context (no sliding windows): then the FLOPs are
+    2P + a c and the cache k c, and the limit is c = (2P / R) / (k - a / R_a), with R_a the
+    attention's ridge (``ridge`` unless given); with one roof, c = 2P / (R k - a).
     """
     r = require_positive("ridge", ridge)
+    r_a = r if attention_ridge is None else require_positive("attention_ridge", attention_ridge)
     k = model.kv_bytes_per_token()
     probe = 1 << 20
     if model.kv_bytes(probe) != probe * k:
         raise ValueError(f"{model.name}: the cache does not grow linearly with context "
                          "(sliding windows); use batch_to_ridge at each context instead")
     a = 2.0 * model.query_groups * k / model.kv_dtype_bytes
-    if r * k <= a:
+    if k <= a / r_a:
         return math.inf
-    return 2.0 * model.params / (r * k - a)
+    return 2.0 * model.params / r / (k - a / r_a)
 
 
 def max_batch(model: Model, roof: Roof, context_tokens: int) -> int:
@@ -362,6 +395,56 @@ def max_batch(model: Model, roof: Roof, context_tokens: int) -> int:
     if free <= 0:
         return 0
     return int(free // one) if one else 2**31 - 1
+
+
+def _bisect(predicate, low: int, high: int) -> int:
+    """The smallest integer in (low, high] where a monotone ``predicate`` holds, given it
+    fails at ``low`` and holds at ``high``."""
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if predicate(mid) else (mid, high)
+    return high
+
+
+def capacity_turn(model: Model, roof: Roof, attention_ridge: float | None = None,
+                  max_context: int | None = None) -> dict:
+    """Where memory, not the roofline, keeps decode memory-bound, computed exactly.
+
+    With every sequence's cache read counted, the batch a decode step needs to reach the
+    ridge, B*(c), grows with the context c and is infinite from ``never_beyond_tokens`` on;
+    the batch that fits beside the weights, M(c) (:func:`max_batch`), shrinks. ``turn_tokens``
+    is the shortest context at which M(c) < B*(c): from there on, no batch the memory holds is
+    compute-bound (1 when even one-token sequences cannot fit enough of a batch; None when
+    compute-bound batches fit at every context up to ``max_context``, by default the model's
+    own limit, :func:`napkin.kvcache.context_limit`).
+    """
+    from .kvcache import context_limit as served
+
+    limit = served(model.config) if max_context is None else _count("max_context",
+                                                                       max_context, 1)
+
+    def need(c: int) -> float:
+        return batch_to_ridge(model, roof.ridge, c, attention_ridge)
+
+    def short(c: int) -> bool:
+        return max_batch(model, roof, c) < need(c)
+
+    def unreachable(c: int) -> bool:
+        return math.isinf(need(c))
+
+    # the cache only grows with context, so once no batch reaches the ridge none ever does
+    never = None if not unreachable(limit) else \
+        (1 if unreachable(1) else _bisect(unreachable, 1, limit))
+    top = never or limit
+    if short(1):
+        turn = 1
+    elif not short(top):
+        turn = None
+    else:
+        turn = _bisect(short, 1, top)
+    at = turn if turn is not None else top
+    return {"never_beyond_tokens": never, "turn_tokens": turn,
+            "fits_at_turn": max_batch(model, roof, at), "needed_at_turn": need(at)}
 
 
 def batch_curve(model: Model, roof: Roof, batches: Iterable[int],

@@ -8,14 +8,17 @@ and MathJax 3 (from the pinned ``django-static-mathjax`` wheel, SVG output, so
 no web fonts) into the site's ``_static`` folder, and loads them on every page
 before the figures that call them (see :mod:`napkin.charts`). It also turns each
 notebook figure output into the page's ``<figure>`` (:class:`FigureOutput`) and
-gives the page script the dark-mode chart colours.
+gives the page script the dark-mode chart colours. :class:`ErrataCards` renders the
+errata as cards (:mod:`napkin.errata`).
 """
 
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 
+import pandas as pd
 from docutils import nodes
 
 from .charts import DARK_CONFIG, JUPYTER_MIME, METADATA_KEY, figure_html
@@ -66,8 +69,6 @@ def version_stamp(base_url: str = "") -> str:
     """The footer line: which commit and day the site was built from, on what machine its
     live figures were measured, and where it is published (``html.baseurl`` of
     ``_config.yml``, the one setting the figure citations read too)."""
-    from html import escape
-
     from .exports import book_version
     from .measure import machine
 
@@ -142,6 +143,37 @@ class FigureOutput:
         spec = data.content if isinstance(data.content, dict) else json.loads(data.string)
         return [nodes.raw(text=figure_html(meta, spec), format="html",
                           classes=["output", "text_html"])]
+
+
+class ErrataCards:
+    """The errata as one card each (a wide table does not fit a phone), differences first.
+
+    ``df`` is :func:`napkin.errata.all_errata`; a card links its chapter's page under
+    ``chapters_url``.
+    """
+
+    def __init__(self, df: pd.DataFrame, chapters_url: str = "../notebooks/"):
+        order = df.assign(_agrees=df["verdict"] == "agrees").sort_values("_agrees", kind="stable")
+        self.df, self.url = order.drop(columns="_agrees"), chapters_url
+
+    def card(self, e: pd.Series) -> str:
+        holds = "the conclusion holds" if e["conclusion_holds"] else "the conclusion fails"
+        return (f'<div class="napkin-erratum napkin-verdict-{e["verdict"].replace(" ", "-")}">'
+                f'<p class="napkin-erratum-head"><strong>{escape(e["topic"])}</strong> '
+                f'<span class="napkin-badge">{escape(e["verdict"])}; {holds}</span></p>'
+                f'<dl><dt>The essay says</dt><dd>{escape(e["essay_says"])}</dd>'
+                f'<dt>The data says</dt><dd>{escape(e["data_says"])}</dd>'
+                f'<dt>Why it matters</dt><dd>{escape(e["explanation"])}</dd>'
+                f'<dt>Where</dt><dd><a href="{self.url}{e["chapter"]}.html">{e["chapter"]}</a>; '
+                f'source: <a href="{escape(e["source"])}">{escape(e["source"])}</a></dd></dl>'
+                f"</div>")
+
+    def html(self) -> str:
+        return "\n".join(self.card(e) for _, e in self.df.iterrows())
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        text = "\n".join(f"- {r.topic}: {r.verdict}" for r in self.df.itertuples())
+        return {"text/html": self.html(), "text/plain": text}
 
 
 def setup(app):

@@ -61,13 +61,17 @@ def sources(df: pd.DataFrame) -> list[str]:
     return sorted(df["source_url"].dropna().unique())
 
 
-#: How a column is shown, by the unit in its name: bytes become GB, rates keep two decimals.
+#: How a column is shown, by the unit in its name: rates keep two decimals.
 DISPLAY_FORMATS = {
-    "bytes_per_s": lambda v: f"{v / 1e9:,.0f}",
-    "bytes_per_token": lambda v: f"{v / 1e9:,.2f}",
     "tokens_per_s": lambda v: f"{v:,.2f}",
     "_tok_per_s": lambda v: f"{v:,.2f}",
     "fraction_of_ceiling": lambda v: f"{v:.0%}",
+}
+#: Byte columns, by the unit in their name: shown in the unit their title names, else in
+#: whole bytes (a title that does not say GB must not get gigabytes: 2,048 bytes are not 0.00).
+BYTE_FORMATS = {
+    "bytes_per_s": ("(GB/s)", lambda v: f"{v / 1e9:,.0f}"),
+    "bytes_per_token": ("(GB)", lambda v: f"{v / 1e9:,.2f}"),
 }
 
 
@@ -85,19 +89,37 @@ class Shown:
         return {"text/html": self.styler.to_html(), "text/plain": self.frame.to_string(index=False)}
 
 
-def styled(df: pd.DataFrame, table_id: str, columns: dict[str, str]) -> Shown:
-    """A table for the page: chosen columns renamed, units formatted, a stable id."""
+def styled(df: pd.DataFrame, table_id: str, columns: dict[str, str],
+           formats: dict | None = None) -> Shown:
+    """A table for the page: chosen columns renamed, units formatted, a stable id.
+
+    ``formats`` overrides how a column is shown, keyed by its name in ``df``: a format
+    string (``"{:.1%}"``) or a function of the value.
+    """
+    formats = formats or {}
+    unshown = [c for c in formats if c not in columns]
+    if unshown:
+        raise ValueError(f"formats for columns not shown: {', '.join(unshown)}")
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise ValueError(f"columns not in the table: {', '.join(missing)}")
-    formats = {}
+    shown_formats = {}
     for col, title in columns.items():
-        for suffix, fmt in DISPLAY_FORMATS.items():
-            if col.endswith(suffix):
-                formats[title] = fmt
-                break
-        else:  # any other float: four significant digits, never pandas' six decimals
-            if pd.api.types.is_float_dtype(df[col]):
-                formats[title] = lambda v: "" if pd.isna(v) else f"{v:,.4g}"
+        shown_formats[title] = _by_name(col, title, df[col])
+    shown_formats = {t: f for t, f in shown_formats.items() if f is not None}
+    shown_formats |= {columns[col]: fmt for col, fmt in formats.items()}
     shown = df[list(columns)].rename(columns=columns)
-    return Shown(shown, shown.style.format(formats).hide(axis="index").set_uuid(table_id))
+    return Shown(shown, shown.style.format(shown_formats).hide(axis="index").set_uuid(table_id))
+
+
+def _by_name(col: str, title: str, values: pd.Series):
+    """The format a column gets from its name and title when none is given (None: pandas')."""
+    for suffix, (unit, fmt) in BYTE_FORMATS.items():
+        if col.endswith(suffix):
+            return fmt if unit in title else (lambda v: "" if pd.isna(v) else f"{v:,.0f}")
+    for suffix, fmt in DISPLAY_FORMATS.items():
+        if col.endswith(suffix):
+            return fmt
+    if pd.api.types.is_float_dtype(values):  # four significant digits, never six decimals
+        return lambda v: "" if pd.isna(v) else f"{v:,.4g}"
+    return None

@@ -8,7 +8,7 @@ seconds. Prefixes only appear when a number enters (``3.83 * GB``) or leaves
 from __future__ import annotations
 
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 KB, MB, GB, TB = 1e3, 1e6, 1e9, 1e12
 KiB, MiB, GiB, TiB = 2.0**10, 2.0**20, 2.0**30, 2.0**40
@@ -52,3 +52,11 @@ def fmt_bytes(n_bytes: float, unit: str = "GB", digits: int = 2) -> str:
 def fmt_bandwidth(bytes_per_s: float, digits: int = 0) -> str:
     """Format a bandwidth in decimal GB/s, the unit every vendor quotes."""
     return f"{bytes_per_s / GB:,.{digits}f} GB/s"
+
+
+def require_whole(name: str, value, minimum: int = 1) -> int:
+    """Return ``value`` as an int, or raise a ValueError that names the field: counts of
+    tokens, requests or instances are whole numbers (a float 2.5 or a bool is refused)."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    return int(value)

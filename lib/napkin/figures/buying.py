@@ -78,8 +78,7 @@ def extrapolation(check: pd.DataFrame, title: str, subtitle: str) -> alt.Chart:
     df = check.assign(
         context_tokens=check["depth_tokens"] + check["prompt_tokens"],
         series=check["machine"] + ", " + check["model"] + ", " + check["source"],
-        kind=check["moe"].map({True: "MoE", False: "dense"}),
-        vendor=check["backend"].map({"Metal": "Apple", "CUDA": "NVIDIA", "ROCm": "AMD"}))
+        kind=check["moe"].map({True: "MoE", False: "dense"}))
     df = df[["series", "machine", "model", "kind", "vendor", "backend", "test",
              "depth_tokens", "context_tokens", "measured_tok_per_s", "predicted_tok_per_s",
              "ratio", "source", "confidence"]].round(
@@ -105,40 +104,37 @@ def extrapolation(check: pd.DataFrame, title: str, subtitle: str) -> alt.Chart:
     return responsive(exact + lines + points, 320, alt.Title(title, subtitle=subtitle))
 
 
-def calculator(rows: pd.DataFrame, presets: dict, formats: list[str], models_shown: list[str],
-               default: str = "coding agent", custom: dict | None = None,
-               audit: bool = False) -> alt.Chart:
-    """The ranking for any workload: choose a preset or set the sliders (used under
-    "custom"), and what to rank by. Every number is recomputed in the page by
-    :func:`napkin.buying.js_expressions`, the same arithmetic as :func:`napkin.buying.estimate`.
-    A Mac that holds the workload only after its GPU limit is raised is drawn faint, last,
-    marked "(raise GPU limit)". ``custom`` sets the sliders' starting values (keys prompt,
-    output, users, model, fmt, rank_by). ``audit``: each value label's accessible description
-    carries the computed values unrounded, for tests that compare them with the library."""
+def _sliders(presets: dict, formats: list[str], models_shown: list[str], default: str,
+             custom: dict | None) -> list:
+    """The page's controls: a preset, the custom workload's sliders, what to rank by."""
     start = {"prompt": 8000, "output": 500, "users": 1, "model": models_shown[0],
              "fmt": "Q4_K", "rank_by": "preset"} | (custom or {})
-    names = list(presets) + ["custom"]
-    preset = alt.param(name="preset", value=default, bind=alt.binding_select(
-        options=names, name="Workload "))
-    prompt = alt.param(name="prompt", value=start["prompt"], bind=alt.binding_range(
-        min=1000, max=128000, step=1000, name="Custom: prompt (tokens) "))
-    output = alt.param(name="output", value=start["output"], bind=alt.binding_range(
-        min=100, max=8000, step=100, name="Custom: answer (tokens) "))
-    users = alt.param(name="users", value=start["users"], bind=alt.binding_range(
-        min=1, max=256, step=1, name="Custom: users at once "))
-    model = alt.param(name="model", value=start["model"], bind=alt.binding_select(
-        options=models_shown, name="Custom: model "))
-    fmt = alt.param(name="fmt", value=start["fmt"], bind=alt.binding_select(
-        options=formats, name="Custom: weights "))
-    rank_by = alt.param(name="rank_by", value=start["rank_by"], bind=alt.binding_select(
-        options=["preset", *buying.RANK_BY], name="Rank by "))
+    return [
+        alt.param(name="preset", value=default, bind=alt.binding_select(
+            options=list(presets) + ["custom"], name="Workload ")),
+        alt.param(name="prompt", value=start["prompt"], bind=alt.binding_range(
+            min=1000, max=128000, step=1000, name="Custom: prompt (tokens) ")),
+        alt.param(name="output", value=start["output"], bind=alt.binding_range(
+            min=100, max=8000, step=100, name="Custom: answer (tokens) ")),
+        alt.param(name="users", value=start["users"], bind=alt.binding_range(
+            min=1, max=256, step=1, name="Custom: users at once ")),
+        alt.param(name="model", value=start["model"], bind=alt.binding_select(
+            options=models_shown, name="Custom: model ")),
+        alt.param(name="fmt", value=start["fmt"], bind=alt.binding_select(
+            options=formats, name="Custom: weights ")),
+        alt.param(name="rank_by", value=start["rank_by"], bind=alt.binding_select(
+            options=["preset", *buying.RANK_BY], name="Rank by ")),
+    ]
 
+
+def _computed(rows: pd.DataFrame, presets: dict, formats: list[str]) -> alt.Chart:
+    """The rows with every figure of :func:`napkin.buying.estimate` computed in the page for
+    the chosen workload, and the value ranked by (mid, low, high)."""
     def pick(field, custom):
         table = json.dumps({k: getattr(w, field) for k, w in presets.items()})
         return f"preset == 'custom' ? {custom} : ({table})[preset]"
 
     bpw = json.dumps({f: models.bits_per_weight(f) / 8 for f in formats})
-    expr = buying.js_expressions()
     calc = {"L": pick("prompt_tokens", "prompt"), "O": pick("output_tokens", "output"),
             "U": pick("users", "users"), "sel_model": pick("model", "model"),
             "sel_fmt": pick("weight_format", "fmt"),
@@ -149,22 +145,16 @@ def calculator(rows: pd.DataFrame, presets: dict, formats: list[str], models_sho
         roofkind="datum['roofkind_' + datum.sel_fmt]")
     # the library's expressions name L, O, U and bpw; here they are fields of the datum
     subst = {"L": "datum.L", "O": "datum.O", "U": "datum.U", "bpw": "datum.bpw"}
-    fields = {}
-    for name, e in expr.items():
-        for k, v in subst.items():
-            e = _replace_names(e, k, v)
-        fields[name] = e
-    for name in ("w_total", "kv_end", "need", "fits", "fits_raised", "ttft_fast", "ttft_mid",
-                 "ttft_slow", "ttft_bound", "decode_low", "decode_mid", "decode_high",
-                 "per_user_low", "per_user_mid", "per_user_high", "price"):
-        chart = chart.transform_calculate(**{name: fields[name]})
-    chart = chart.transform_calculate(
-        mid="datum.by == 'ttft' ? datum.ttft_mid : datum.by == 'decode' ? datum.decode_mid "
-            ": datum.per_user_mid",
-        low="datum.by == 'ttft' ? datum.ttft_fast : datum.by == 'decode' ? datum.decode_low "
-            ": datum.per_user_low",
-        high="datum.by == 'ttft' ? datum.ttft_slow : datum.by == 'decode' ? "
-             "datum.decode_high : datum.per_user_high",
+    for name, e in buying.js_expressions().items():
+        if name in _SHOWN_FIELDS:
+            for k, v in subst.items():
+                e = _replace_names(e, k, v)
+            chart = chart.transform_calculate(**{name: e})
+    pick_by = "datum.by == 'ttft' ? datum.ttft_{} : datum.by == 'decode' ? datum.decode_{} " \
+              ": datum.per_user_{}"
+    return chart.transform_calculate(
+        mid=pick_by.format("mid", "mid", "mid"), low=pick_by.format("fast", "low", "low"),
+        high=pick_by.format("slow", "high", "high"),
         key="(datum.fits ? 0 : 1e12) + (datum.by == 'ttft' ? datum.mid : -datum.mid)",
         label=f"datum.fits ? datum.machine : datum.machine + '{RAISED}'",
         fit_note=f"datum.fits ? 'fits in what the GPU may use by default' : "
@@ -174,23 +164,43 @@ def calculator(rows: pd.DataFrame, presets: dict, formats: list[str], models_sho
         price_per="datum.fits && datum.price ? datum.price / (datum.U * datum.per_user_mid) "
                   ": null",
     ).transform_filter("datum.fits_raised && isValid(datum.mid)")
-    tips = [alt.Tooltip("machine:N", title="Machine"),
-            alt.Tooltip("mid:Q", title="Value (middle)", format=",.3~r"),
-            alt.Tooltip("low:Q", title="Range from", format=",.3~r"),
-            alt.Tooltip("high:Q", title="Range to", format=",.3~r"),
-            alt.Tooltip("ttft_bound:Q", title="First token, roofline bound (s)",
-                        format=",.3~r"),
-            alt.Tooltip("backend:N", title="llama.cpp backend held to"),
-            alt.Tooltip("roofkind:N", title="Roof figure"),
-            alt.Tooltip("need_GiB:Q", title="Needs (GiB)", format=",.1f"),
-            alt.Tooltip("usable_GiB:Q", title="GPU may use by default (GiB)", format=",.1f"),
-            alt.Tooltip("capacity_GiB:Q", title="Memory (GiB)", format=",.0f"),
-            alt.Tooltip("fit_note:N", title="Memory"),
-            alt.Tooltip("capacity_basis:N", title="Memory figure"),
-            alt.Tooltip("runs:Q", title="Published prefill runs"),
-            alt.Tooltip("fraction_basis:N", title="Decode discount from"),
-            alt.Tooltip("price:Q", title="Vendor price (USD)", format=",.0f"),
-            alt.Tooltip("price_per:Q", title="USD per token/s", format=",.0f")]
+
+
+#: The library's expressions the page computes, in order (each may use those before it).
+_SHOWN_FIELDS = ("w_total", "kv_end", "need", "fits", "fits_raised", "ttft_fast", "ttft_mid",
+                 "ttft_slow", "ttft_bound", "decode_low", "decode_mid", "decode_high",
+                 "per_user_low", "per_user_mid", "per_user_high", "price")
+_CALCULATOR_TIPS = [
+    alt.Tooltip("machine:N", title="Machine"),
+    alt.Tooltip("mid:Q", title="Value (middle)", format=",.3~r"),
+    alt.Tooltip("low:Q", title="Range from", format=",.3~r"),
+    alt.Tooltip("high:Q", title="Range to", format=",.3~r"),
+    alt.Tooltip("ttft_bound:Q", title="First token, roofline bound (s)", format=",.3~r"),
+    alt.Tooltip("backend:N", title="llama.cpp backend held to"),
+    alt.Tooltip("roofkind:N", title="Roof figure"),
+    alt.Tooltip("need_GiB:Q", title="Needs (GiB)", format=",.1f"),
+    alt.Tooltip("usable_GiB:Q", title="GPU may use by default (GiB)", format=",.1f"),
+    alt.Tooltip("capacity_GiB:Q", title="Memory (GiB)", format=",.0f"),
+    alt.Tooltip("fit_note:N", title="Memory"),
+    alt.Tooltip("capacity_basis:N", title="Memory figure"),
+    alt.Tooltip("runs:Q", title="Published prefill runs"),
+    alt.Tooltip("fraction_basis:N", title="Decode discount from"),
+    alt.Tooltip("price:Q", title="Vendor price (USD)", format=",.0f"),
+    alt.Tooltip("price_per:Q", title="USD per token/s", format=",.0f")]
+
+
+def calculator(rows: pd.DataFrame, presets: dict, formats: list[str], models_shown: list[str],
+               default: str = "coding agent", custom: dict | None = None,
+               audit: bool = False) -> alt.Chart:
+    """The ranking for any workload: choose a preset or set the sliders (used under
+    "custom"), and what to rank by. Every number is recomputed in the page by
+    :func:`napkin.buying.js_expressions`, the same arithmetic as :func:`napkin.buying.estimate`.
+    A Mac that holds the workload only after its GPU limit is raised is drawn faint, last,
+    marked "(raise GPU limit)". ``custom`` sets the sliders' starting values (keys prompt,
+    output, users, model, fmt, rank_by). ``audit``: each value label's accessible description
+    carries the computed values unrounded, for tests that compare them with the library."""
+    chart = _computed(rows, presets, formats)
+    tips = _CALCULATOR_TIPS
     y = alt.Y("label:N", title=None, axis=alt.Axis(labelLimit=200),
               sort=alt.EncodingSortField(field="key", op="min", order="ascending"))
     x = alt.X("mid:Q", scale=alt.Scale(type="log"))
@@ -214,7 +224,7 @@ def calculator(rows: pd.DataFrame, presets: dict, formats: list[str], models_sho
         ", ".join(f"'{k}': '{v}'" for k, v in buying.RANK_BY.items()) + "})[rank_by]), "
         "'(left out: too small or unmeasured; faint: a Mac over its default GPU limit)']")
     return responsive((ranges + dots + labels).add_params(
-        preset, prompt, output, users, model, fmt, rank_by), 520, alt.Title(readout))
+        *_sliders(presets, formats, models_shown, default, custom)), 520, alt.Title(readout))
 
 
 def _replace_names(expr: str, name: str, by: str) -> str:

@@ -104,8 +104,8 @@ def capacity_turn(curves: pd.DataFrame, essay_point: dict, default_model: str) -
                  alt.Tooltip("kv_GiB:Q", title="KV cache (GiB)", format=",.1f")])
     return responsive((lines + turns + essay).add_params(pick), 340, alt.Title(
         "Past a short context, no batch that fits is compute-bound",
-        subtitle="8-bit weights on FP8 tensor cores, 16-bit cache; dashed: the batch that "
-                 "would reach the ridge"))
+        subtitle="8-bit weights on FP8 tensor cores, attention over a 16-bit cache at FP16; "
+                 "dashed: the batch that would reach the ridge"))
 
 
 def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float],
@@ -147,9 +147,12 @@ def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float]
                  alt.Tooltip("KV_GB:Q", title="KV cache (GB)", format=",.2f"),
                  alt.Tooltip("per_token_KiB:Q", title="KV per token (KiB, short context)",
                              format=",.1f")])
-    chip_df = chips.assign(GiB=chips["capacity_bytes"] / GiB)
+    # the memory each chip's GPU may use by default (all of it but on a Mac)
+    chip_df = chips.assign(GiB=chips["gpu_usable_bytes"] / GiB,
+                           memory_GiB=chips["capacity_bytes"] / GiB)
     chip_tips = [alt.Tooltip("chip:N", title="Chip"),
-                 alt.Tooltip("GiB:Q", title="Memory (GiB)", format=",.0f"),
+                 alt.Tooltip("GiB:Q", title="GPU may use by default (GiB)", format=",.0f"),
+                 alt.Tooltip("memory_GiB:Q", title="Memory (GiB)", format=",.0f"),
                  alt.Tooltip("capacity_spec:N", title="Figure used")]
     rules = alt.Chart(chip_df).mark_rule(strokeWidth=2, strokeDash=[4, 3],
                                          color=PALETTE["ceiling"]).encode(
@@ -168,5 +171,5 @@ def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float]
         x=alt.value(0), y=alt.value(8), text="line:N")
     chart = (rules + labels + bars + text).add_params(model, context, batch, kv, weights)
     return responsive(chart, 200, alt.Title(
-        "KV cache calculator", subtitle="weights + cache against each chip's memory "
-                                        "(dashed lines)"))
+        "KV cache calculator", subtitle="weights + cache against the memory each chip's GPU "
+                                        "may use (dashed lines)"))

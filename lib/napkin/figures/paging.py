@@ -8,8 +8,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .. import paging
+from .. import papers
 from ..charts import PALETTE, responsive
+from ..kvpaging.chapter import PAPER_SYSTEMS, paper_token_share
+from ..kvpaging.memory import CATEGORIES, CATEGORY_LABELS, DEFAULT_BLOCK_SIZE, LABELS
+from ..workloads import DEFAULT_SIGMA
 
 CATEGORY_COLORS = {
     "Token states": "#3c9a3c",
@@ -40,7 +43,7 @@ def _category_color(domain: list[str]) -> alt.Color:
 
 def waste_bars(repro: pd.DataFrame, setting: str) -> alt.Chart:
     """Fig. 2 of the paper beside the simulation: where the KV memory goes, per allocator."""
-    paper = paging.paper_claims().set_index("claim")
+    paper = papers.table().set_index("claim")
     segments = {"token_states": "Token states", "reservation": "Reserved for future tokens",
                 "internal_fragmentation": "Internal fragmentation",
                 "external_fragmentation_and_others": "External fragmentation"}
@@ -50,10 +53,10 @@ def waste_bars(repro: pd.DataFrame, setting: str) -> alt.Chart:
             r["label"].removeprefix("Orca (").rstrip(")")
         sim_bar, paper_bar = f"{short}, simulated", f"{short}, paper"
         order += [sim_bar, paper_bar]
-        for c in paging.CATEGORIES:
+        for c in CATEGORIES:
             rows.append({"bar": sim_bar, "label": r["label"], "source": "simulated",
-                         "category": paging.CATEGORY_LABELS[c], "share": r[c]})
-        system = paging.PAPER_SYSTEMS[r["allocator"]]
+                         "category": CATEGORY_LABELS[c], "share": r[c]})
+        system = PAPER_SYSTEMS[r["allocator"]]
         labelled = 0.0
         for key, name in segments.items():
             claim = f"fig2_{system}_{key}"
@@ -96,7 +99,7 @@ def _binned(tl: pd.DataFrame, capacity_tokens: int, bins: int) -> pd.DataFrame:
 def timeline(timed: dict[str, pd.DataFrame], capacity_tokens: int, title: str,
              bins: int = 120) -> alt.Chart:
     """Share of KV memory holding tokens over time, one line per allocator."""
-    df = pd.concat([_binned(tl, capacity_tokens, bins).assign(label=paging.LABELS[a])
+    df = pd.concat([_binned(tl, capacity_tokens, bins).assign(label=LABELS[a])
                     for a, tl in timed.items()], ignore_index=True)
     chart = alt.Chart(df).mark_line(strokeWidth=2).encode(
         x=alt.X("time_s:Q", title="time (s, roofline estimate)"),
@@ -145,7 +148,7 @@ def strips(df: pd.DataFrame) -> alt.Chart:
         subtitle="halfway through each allocator's full-engine period; hover for the owner"))
 
 
-def block_size_slider(sweep: pd.DataFrame, start: int = paging.DEFAULT_BLOCK_SIZE) -> alt.Chart:
+def block_size_slider(sweep: pd.DataFrame, start: int = DEFAULT_BLOCK_SIZE) -> alt.Chart:
     """Paged waste against block size for each workload, with a slider to read one off."""
     sizes = sorted(sweep["block_size"].unique())
     exps = [int(np.log2(b)) for b in sizes]
@@ -191,7 +194,7 @@ def block_size_slider(sweep: pd.DataFrame, start: int = paging.DEFAULT_BLOCK_SIZ
     return responsive((lines + rule + marks).add_params(pick), 320, alt.Title(readout))
 
 
-def spread(sweep: pd.DataFrame, sigma_used: float = paging.DEFAULT_SIGMA) -> alt.Chart:
+def spread(sweep: pd.DataFrame, sigma_used: float = DEFAULT_SIGMA) -> alt.Chart:
     """Each allocator's token-state share as request lengths spread, with the paper's Fig. 2."""
     df = sweep[["sigma", "label", "token", "mean_batch", "mean_input_tokens",
                 "mean_output_tokens"]]
@@ -209,9 +212,8 @@ def spread(sweep: pd.DataFrame, sigma_used: float = paging.DEFAULT_SIGMA) -> alt
                 scale=alt.Scale(domain=[0, 1])),
         color=_allocator_color(), tooltip=tips)
     lines = base.mark_line(strokeWidth=2) + base.mark_point(filled=True, size=40)
-    paper = pd.DataFrame([{"label": paging.LABELS[a],
-                           "paper": paging.paper_claim(f"fig2_{s}_token_states") / 100}
-                          for a, s in paging.PAPER_SYSTEMS.items()])
+    paper = pd.DataFrame([{"label": LABELS[a], "paper": paper_token_share(a)}
+                          for a in PAPER_SYSTEMS])
     ticks = alt.Chart(paper).mark_rule(strokeDash=[5, 3], opacity=0.8).encode(
         y="paper:Q", color=_allocator_color(),
         tooltip=[alt.Tooltip("label:N", title="Allocator"),

@@ -139,7 +139,7 @@ def ratio_strip(df: pd.DataFrame, essay_gap: float,
     points = alt.Chart(df).mark_point(filled=True, opacity=0.8).encode(
         y=alt.Y("family:N", sort=families, title=None),
         yOffset=alt.YOffset("jitter:Q", scale=alt.Scale(domain=[-1, 1])),
-        x=alt.X("ratio:Q", title="prefill tokens/s / decode tokens/s (log scale)",
+        x=alt.X("ratio:Q", title="prefill / decode tokens/s (log)",
                 scale=alt.Scale(type="log")),
         size=alt.condition(alt.datum.family == LIVE_FAMILY, alt.value(260), alt.value(60)),
         color=alt.Color("family:N", title=None, sort=families, legend=None,
@@ -153,7 +153,9 @@ def ratio_strip(df: pd.DataFrame, essay_gap: float,
                  alt.Tooltip("pp_tok_per_s:Q", title="Prefill (tok/s)", format=",.1f"),
                  alt.Tooltip("tg_tok_per_s:Q", title="Decode (tok/s)", format=",.2f"),
                  alt.Tooltip("ratio:Q", title="Ratio", format=".1f"),
-                 alt.Tooltip("confidence:N", title="Confidence in the figure")],
+                 alt.Tooltip("confidence:N", title="Confidence in the figure")]
+        + ([alt.Tooltip("flash_attention:N", title="Flash attention")]
+           if "flash_attention" in df else []),
     ).transform_calculate(
         # a deterministic spread inside each row, from the ratio itself
         jitter="(((datum.pp_tok_per_s * 7919 + datum.tg_tok_per_s * 104729) % 1000) / 500) - 1")
@@ -162,7 +164,7 @@ def ratio_strip(df: pd.DataFrame, essay_gap: float,
             x="x:Q", tooltip=[alt.Tooltip("label:N", title="Rule"),
                               alt.Tooltip("x:Q", title="Ratio", format=".0f")])
     return responsive(rule + points, 70 * len(families) + 40, alt.Title(
-        title, subtitle="each point: one machine and model, prefill over decode tokens/s"))
+        title, subtitle="each point: one published run, prefill over decode tokens/s"))
 
 
 def like_for_like(df: pd.DataFrame) -> alt.Chart:
@@ -170,10 +172,10 @@ def like_for_like(df: pd.DataFrame) -> alt.Chart:
     families = [f for f in FAMILY_COLORS if f in set(df["family"])]
     order = list(dict.fromkeys(df["comparison"]))
     points = alt.Chart(df).mark_point(filled=True, opacity=0.8).encode(
-        y=alt.Y("comparison:N", sort=order, title=None, axis=alt.Axis(labelLimit=260),
+        y=alt.Y("comparison:N", sort=order, title=None, axis=alt.Axis(labelLimit=130),
                 scale=alt.Scale(paddingInner=0.45)),
         yOffset=alt.YOffset("jitter:Q", scale=alt.Scale(domain=[-1, 1])),
-        x=alt.X("ratio:Q", title="prefill tokens/s / decode tokens/s (log scale)",
+        x=alt.X("ratio:Q", title="prefill / decode tokens/s (log)",
                 scale=alt.Scale(type="log")),
         size=alt.condition(alt.datum.family == "DGX Spark", alt.value(200), alt.value(50)),
         stroke=alt.condition(alt.datum.family == "DGX Spark", alt.value(PALETTE["ceiling"]),
@@ -187,7 +189,9 @@ def like_for_like(df: pd.DataFrame) -> alt.Chart:
                  alt.Tooltip("pp_tok_per_s:Q", title="Prefill (tok/s)", format=",.1f"),
                  alt.Tooltip("tg_tok_per_s:Q", title="Decode (tok/s)", format=",.2f"),
                  alt.Tooltip("ratio:Q", title="Ratio", format=".1f"),
-                 alt.Tooltip("confidence:N", title="Confidence in the figure")],
+                 alt.Tooltip("confidence:N", title="Confidence in the figure")]
+        + ([alt.Tooltip("flash_attention:N", title="Flash attention")]
+           if "flash_attention" in df else []),
     ).transform_calculate(
         jitter="(((datum.pp_tok_per_s * 7919 + datum.tg_tok_per_s * 104729) % 1000) / 500) - 1")
     return responsive(points, 70 * len(order) + 40, alt.Title(
@@ -198,15 +202,23 @@ def like_for_like(df: pd.DataFrame) -> alt.Chart:
 def prefill_flops(df: pd.DataFrame, petaflop: float) -> alt.Chart:
     """What each prefill run reached in FLOP/s (points) against the dense peak of the
     arithmetic llama.cpp runs it in (ticks), and DGX Spark's sparse-FP4 petaFLOP (rule)."""
-    df = df.assign(run=df["machine"] + ": " + df["model"] + " " + df["test"] + ", "
+    short = {"RTX PRO 6000 Blackwell": "RTX PRO 6000", "H100 (read as H100 SXM)": "H100 SXM?",
+             "H100 (read as H100 PCIe)": "H100 PCIe?"}
+    # a phone has room for short labels only: the full run is in the tooltip
+    df = df.assign(full=df["machine"] + ": " + df["model"] + " " + df["test"] + ", "
                    + df["detail"].str.replace("CUDA scoreboard, ", "", regex=False),
+                   run=(df["machine"].replace(short) + " " + df["model"].str.replace(
+                       "gpt-oss-", "oss-", regex=False).str.replace("Llama-2-", "L2-",
+                                                                    regex=False)
+                        + " " + df["detail"].str.extract(r"build (\d+)", expand=False)
+                        .fillna("").radd("b").replace("b", "")).str.strip(),
                    achieved_TFLOPS=df["achieved_flops_per_s"] / 1e12,
                    roof_TFLOPS=df["roof_flops_per_s"] / 1e12,
                    roof=df["roof_kind"] + df["roof_derived"].map(
                        {True: " (derived, not vendor-stated)", False: " (vendor figure)"}),
                    spark=(df["chip"] == "DGX Spark").map({True: "DGX Spark", False: "other"}))
     order = list(df["run"])
-    tips = [alt.Tooltip("run:N", title="Run"),
+    tips = [alt.Tooltip("full:N", title="Run"),
             alt.Tooltip("tokens_per_s:Q", title="Prefill (tok/s)", format=",.0f"),
             alt.Tooltip("flops_per_token:Q", title="FLOPs per prompt token", format=".3~s"),
             alt.Tooltip("achieved_TFLOPS:Q", title="Reached (TFLOPS)", format=",.1f"),
@@ -216,7 +228,7 @@ def prefill_flops(df: pd.DataFrame, petaflop: float) -> alt.Chart:
             alt.Tooltip("confidence:N", title="Confidence in the figure")]
     x = alt.Scale(type="log", domain=[5, 3000], nice=False)
     base = alt.Chart(df).encode(y=alt.Y("run:N", sort=order, title=None,
-                                        axis=alt.Axis(labelLimit=330)), tooltip=tips)
+                                        axis=alt.Axis(labelLimit=150)), tooltip=tips)
     roofs = base.mark_tick(thickness=3, size=18, color=PALETTE["ceiling"]).encode(
         x=alt.X("roof_TFLOPS:Q", scale=x))
     reached = base.mark_point(filled=True, size=90).encode(

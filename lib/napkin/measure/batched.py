@@ -37,8 +37,8 @@ from . import bandwidth as bandwidths
 from . import machine, session
 from .gemm import peak_flops
 from .probe import read_bandwidth
-from .batched_report import (bend, bend_sentence, closing_note, efficiency, frame, model_of,
-                             predicted_bend, roof, sentence, who)
+from .batched_report import (bend, bend_fit, bend_sentence, closing_note, efficiency, frame,
+                             model_of, predicted_bend, roof, sentence, shape_sentence, who)
 from .inprocess import InProcess
 from .results import MeasurementUnavailable
 
@@ -268,6 +268,6 @@ def live(plan: BatchPlan = QUICK, **kwargs) -> dict | None:
     return record
 
 
-__all__ = ["BatchPlan", "QUICK", "FULL", "BatchedDecoder", "run", "live", "bend", "bend_sentence",
-           "closing_note", "efficiency", "frame", "model_of", "predicted_bend", "roof",
-           "sentence", "who"]
+__all__ = ["BatchPlan", "QUICK", "FULL", "BatchedDecoder", "run", "live", "bend", "bend_fit",
+           "bend_sentence", "closing_note", "efficiency", "frame", "model_of", "predicted_bend",
+           "roof", "sentence", "shape_sentence", "who"]

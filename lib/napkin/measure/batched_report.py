@@ -6,6 +6,9 @@ under ``results/``); nothing here runs llama.cpp.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
 from . import machine
@@ -53,20 +56,42 @@ def frame(record: dict | None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def bend(batches, tokens_per_s) -> float:
-    """Where a throughput curve turns from rising to flat, as a batch size.
+def bend_fit(batches, tokens_per_s) -> tuple[float, float]:
+    """A curve of the roofline's shape fitted to every measured point: (bend, misfit).
 
-    The two-line reading of the roofline: the line through the batch-1 point rising in
-    proportion to batch (memory-bound: one weight read per step, whatever the batch)
-    meets the plateau (the highest throughput reached) at ``max / rate(1)``.
+    The roofline's shape is two lines: throughput rising in proportion to batch (one weight
+    read per step, whatever the batch), then flat (the arithmetic is the limit). It is fitted
+    by least squares on a log scale, so each point's relative miss counts alike; the bend is
+    where the two lines meet (``math.inf`` when the best fit never flattens within the batches
+    measured), the misfit the typical relative miss, exp(rms log residual) - 1. A large misfit
+    says the measured curve does not have the roofline's shape at all.
     """
     df = pd.DataFrame({"batch": list(batches), "tps": list(tokens_per_s)})
-    if df.empty or (df["tps"] <= 0).any():
-        raise ValueError("need positive throughputs to find the bend")
-    one = df[df["batch"] == 1]
-    if one.empty:
-        raise ValueError("the curve needs a batch-1 point to find its bend")
-    return float(df["tps"].max() / one["tps"].iloc[0])
+    if df.empty or (df["tps"] <= 0).any() or (df["batch"] <= 0).any():
+        raise ValueError("need positive batches and throughputs to find the bend")
+    df = df.sort_values("batch")
+    lb, ly = np.log(df["batch"].to_numpy(float)), np.log(df["tps"].to_numpy(float))
+
+    def rss(lk: float) -> float:
+        shape = np.minimum(lb, lk)
+        return float(np.sum((ly - np.mean(ly - shape) - shape) ** 2))
+
+    # the optimum is at a measured batch or at a split's own optimum: the rising line through
+    # the points below it, the flat one through those above
+    candidates = list(lb)
+    for j in range(1, len(lb)):
+        lk = np.mean(ly[j:]) - np.mean(ly[:j] - lb[:j])
+        if lb[j - 1] <= lk <= lb[j]:
+            candidates.append(float(lk))
+    lk = min(candidates, key=rss)
+    misfit = float(np.expm1(np.sqrt(rss(lk) / len(lb))))
+    return (math.inf if lk >= lb[-1] else float(np.exp(lk))), misfit
+
+
+def bend(batches, tokens_per_s) -> float:
+    """Where a roofline-shaped curve fitted to all the measured points bends, as a batch
+    size (:func:`bend_fit`; ``math.inf``: it never flattens within the batches measured)."""
+    return bend_fit(batches, tokens_per_s)[0]
 
 
 def predicted_bend(record: dict) -> float:
@@ -78,26 +103,80 @@ def predicted_bend(record: dict) -> float:
     return batch_to_ridge(m, roof(record).ridge, context)
 
 
+def _probe_spread(record: dict) -> float:
+    """How much the memory probe's passes varied, before and after the runs together."""
+    before, after = record["probe_before"], record["probe_after"]
+    return 1 - min(before["worst_bytes_per_s"], after["worst_bytes_per_s"]) / \
+        max(before["best_bytes_per_s"], after["best_bytes_per_s"])
+
+
+def _growth(df: pd.DataFrame, lo: int, hi: int, column: str) -> float:
+    at = df.set_index("batch")[column]
+    return float(at[hi] / at[lo])
+
+
+def shape_sentence(record: dict) -> str:
+    """The measured curve against the roofline's shape, in growth between measured batches:
+    the prediction rises in proportion to batch up to its bend and is flat beyond."""
+    df = frame(record)
+    predicted = predicted_bend(record)
+    first, last = int(df["batch"].min()), int(df["batch"].max())
+    below = df[df["batch"] <= predicted]["batch"]
+    pivot = int(below.max()) if not below.empty else first
+    spans = [(first, pivot), (pivot, last)] if first < pivot < last else [(first, last)]
+    said = "; ".join(f"from batch {lo} to {hi} the roofline has it grow "
+                     f"{_growth(df, lo, hi, 'predicted_tokens_per_s'):.1f}x and it grew "
+                     f"**{_growth(df, lo, hi, 'tokens_per_s'):.1f}x**" for lo, hi in spans)
+    return (f"The roofline has throughput rising in proportion to batch up to a batch of "
+            f"**{predicted:,.1f}** and flat beyond: {said}.")
+
+
+def _fit(record: dict) -> tuple[float, float, float]:
+    """The fitted bend and misfit (:func:`bend_fit`), and the spread that would explain a
+    miss: the typical relative standard error of the measured means."""
+    df = frame(record)
+    knee, misfit = bend_fit(df["batch"], df["tokens_per_s"])
+    reps = len(record["points"][0].get("samples", [])) or 1
+    return knee, misfit, float((df["stddev"] / df["tokens_per_s"]).median()) / math.sqrt(reps)
+
+
+def _fit_words(record: dict) -> str:
+    """The fitted bend, how well the roofline's shape fits, and whether the noise explains
+    the miss."""
+    knee, misfit, error = _fit(record)
+    where = ("never flattens within the batches measured" if math.isinf(knee)
+             else f"bends at a batch of **{knee:,.1f}**")
+    verdict = ("more than the spread of the means (about {:.0%}) explains, so on this machine "
+               "the measured curve does not have the roofline's shape" if misfit > error else
+               "within the spread of the means (about {:.0%}), so the roofline's shape "
+               "describes it").format(error)
+    return (f"A curve of the roofline's shape fitted to all the measured points {where}, "
+            f"missing them by {misfit:.0%} on average, {verdict}.")
+
+
 def sentence(record: dict | None) -> str:
-    """One Markdown sentence on the live batched run (numbers computed, not typed)."""
+    """The live batched run in a few Markdown sentences (numbers computed, not typed)."""
     if record is None:
         return ("This page was built where llama.cpp could not run, so there is no live batch "
                 "curve; run the notebook on your machine to draw yours.")
     df = frame(record)
     r = roof(record)
-    measured, predicted = bend(df["batch"], df["tokens_per_s"]), predicted_bend(record)
     top = df.loc[df["tokens_per_s"].idxmax()]
     gemm = record["gemm"]["best_flops_per_s"]
+    noisiest = df.loc[(df["stddev"] / df["tokens_per_s"]).idxmax()]
     return (f"On the machine that built this page ({machine.label(record['machine'])}) "
             f"llama.cpp prefilled the same model at **{r.flops_per_s / 1e9:,.0f} GFLOP/s** "
             f"({r.flops_kind}; a {record['gemm']['n']}-wide float32 matmul through numpy ran at "
             f"{gemm / 1e9:,.0f}, {_times(gemm, r.flops_per_s)}) and the probe read memory "
-            f"at **{r.bandwidth_bytes_per_s / 1e9:,.1f} GB/s**, a ridge point of "
+            f"at **{r.bandwidth_bytes_per_s / 1e9:,.1f} GB/s** (its best pass, before and after "
+            f"the runs; the passes varied by {_probe_spread(record):.0%}), a ridge point of "
             f"**{r.ridge:,.1f} FLOP/byte**. Decoding one sequence gave "
             f"**{df['tokens_per_s'].iloc[0]:,.0f} tokens/s**; the best batch, "
             f"{int(top['batch'])}, gave **{top['tokens_per_s']:,.0f} tokens/s** in all. The "
-            f"measured curve bends at a batch of about **{measured:,.1f}**; the roofline "
-            f"predicts **{predicted:,.1f}**.")
+            f"repetitions' standard deviation reached "
+            f"{noisiest['stddev'] / noisiest['tokens_per_s']:.0%} of their mean (at batch "
+            f"{int(noisiest['batch'])}; the ± column). " + shape_sentence(record) + " "
+            + _fit_words(record))
 
 
 def who(record: dict | None) -> str:
@@ -112,8 +191,7 @@ def who(record: dict | None) -> str:
 
 def efficiency(record: dict) -> dict:
     """How close llama.cpp came to each side of the roof: batch 1 against the memory bound,
-    the best batch against the compute bound. The measured bend sits where the prediction
-    does, moved by the ratio of the two."""
+    the best batch against the compute bound (one point each, so as noisy as those points)."""
     df = frame(record)
     one = df[df["batch"] == 1].iloc[0]
     best = df.loc[df["tokens_per_s"].idxmax()]
@@ -123,19 +201,24 @@ def efficiency(record: dict) -> dict:
 
 
 def bend_sentence(record: dict | None) -> str:
-    """Where the measured curve bends against the prediction, and what that says."""
+    """The fitted bend against the prediction, and how far each side of the roof was reached."""
     if record is None:
         return "There is no live batch curve on this page."
-    df = frame(record)
-    measured = bend(df["batch"], df["tokens_per_s"])
+    knee, misfit, error = _fit(record)
     predicted = predicted_bend(record)
     eff = efficiency(record)
-    text = (f"Its measured batch curve bends at a batch of about **{measured:.1f}**, where the "
-            f"roofline predicts **{predicted:.1f}**. At batch 1 llama.cpp reached "
-            f"{eff['memory_fraction']:.0%} of the memory bound, and at its best batch "
-            f"({eff['best_batch']}) {eff['compute_fraction']:.0%} of the compute bound; the "
-            f"bend moves from the prediction by the ratio of those two fractions.")
-    if measured < 0.5 * predicted:
+    where = ("never flattens within the batches measured" if math.isinf(knee)
+             else f"bends at about **{knee:.1f}**")
+    text = (f"Fitted with the roofline's shape, its measured batch curve {where}, where the "
+            f"prediction bends at **{predicted:.1f}**"
+            + (f"; but that shape misses the measured points by {misfit:.0%} on average, more "
+               "than their spread explains, so the bend is a summary of a curve the roofline "
+               "does not describe here." if misfit > error else
+               ", and the shape fits the points within their spread.")
+            + f" At batch 1 llama.cpp reached {eff['memory_fraction']:.0%} of the memory bound, "
+            f"and at its best batch ({eff['best_batch']}) {eff['compute_fraction']:.0%} of the "
+            f"compute bound.")
+    if knee < 0.5 * predicted:
         text += (" Batched decode stops scaling well before the roof of its own kernels: "
                  "llama.cpp's prefill shows this machine can run these matmuls far faster "
                  "than decode at any batch here did, so something the roofline's two "
@@ -149,20 +232,22 @@ def _times(a: float, b: float) -> str:
     return f"{b / a:.1f}x less" if a <= b else f"{a / b:.1f}x more"
 
 
-def closing_note(record: dict | None, pp_record: dict | None, essay_gap: float,
-                 reference_ridge: float, reference: str = "an H100") -> str:
-    """Chapter 3's closing paragraph: this machine's prefill/decode gap (from a
-    :func:`napkin.measure.live` record), its ridge point, and where its batch curve bends."""
-    from ..phases import live_ratio
-
-    gap = live_ratio(pp_record)
-    if record is None or gap.empty:
+def closing_note(record: dict | None, essay_gap: float, reference_ridge: float,
+                 reference: str = "an H100",
+                 essay_test: str = "gpt-oss-120b, pp2048 against tg32, on DGX Spark") -> str:
+    """Chapter 3's closing paragraph: this machine's prefill/decode gap and ridge point, both
+    from the batched run itself (its prefill rate and its batch-1 decode), set beside the
+    essay's figures for scale only (other models, tests and machines), then its batch curve."""
+    if record is None:
         return ("llama.cpp could not run where this page was built, so this machine's gap, "
                 "ridge point and batch curve are missing; run the notebooks on yours.")
     r = roof(record)
-    g = gap.iloc[0]
-    return (f"The machine that built this page ({g['machine']}) prefills **{g['ratio']:.1f}x** "
-            f"faster than it decodes ({g['protocol']}), against the essay's {essay_gap:.0f}x "
-            f"on DGX Spark. Its ridge point is **{r.ridge:.1f} FLOP/byte** ({r.flops_kind}, "
-            f"over the probed bandwidth), against {reference_ridge:.0f} for {reference}. "
-            + bend_sentence(record))
+    pp = record["kernel"]["rate"]
+    one = frame(record).set_index("batch")["tokens_per_s"].iloc[0]
+    return (f"The machine that built this page ({machine.label(record['machine'])}) prefilled "
+            f"**{pp['tokens_per_s'] / one:.1f}x** faster than it decoded in the run above "
+            f"({pp['test']} against batch-1 decode of the same model), where the essay has "
+            f"{essay_gap:.0f}x ({essay_test}): another model, test and machine, shown for "
+            f"scale only. Its ridge point is **{r.ridge:.1f} FLOP/byte** "
+            f"({r.flops_kind}, over the probed bandwidth: a rate reached, not a datasheet peak), "
+            f"where {reference}'s datasheet gives {reference_ridge:.0f}. " + bend_sentence(record))

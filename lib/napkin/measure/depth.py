@@ -178,25 +178,50 @@ def live(plan: DepthPlan = QUICK, **kwargs) -> dict | None:
 
 
 def sentence(record: dict | None) -> str:
-    """One Markdown sentence on a sweep, every number computed."""
+    """The sweep in a few Markdown sentences, every number computed: each model's fall
+    against the bytes' prediction, whether the ratio of the two agrees with the prediction
+    within the measured spread (two standard errors), and whether the run was bandwidth-bound
+    enough for the bytes model to apply (its median fraction of the ceiling at least half)."""
     if record is None:
         return ("This page was built where llama.cpp could not run, so the chart shows the "
                 "prediction only; run the notebook on your machine to add the measurement.")
     df = frame(record)
+    reps = record["plan"]["reps"]
     deepest = int(df["depth_tokens"].max())
-    first = df[df["depth_tokens"] == 0].set_index("attention")["tokens_per_s"]
+    first = df[df["depth_tokens"] == 0].set_index("attention")
     last = df[df["depth_tokens"] == deepest].set_index("attention")
-    predicted = last["bytes_per_token"]["GQA"] / last["bytes_per_token"]["MHA"]
-    measured = last["tokens_per_s"]["MHA"] / last["tokens_per_s"]["GQA"]
+
+    def fall(model: str) -> str:
+        measured = 1 - last.loc[model, "tokens_per_s"] / first.loc[model, "tokens_per_s"]
+        bytes_say = 1 - first.loc[model, "bytes_per_token"] / last.loc[model, "bytes_per_token"]
+        return (f"the {model} model went from **{first.loc[model, 'tokens_per_s']:.1f}** to "
+                f"**{last.loc[model, 'tokens_per_s']:.1f} tokens/s** ({_signed(-measured)}; its "
+                f"bytes predict {_signed(-bytes_say)})")
+
+    predicted = last.loc["GQA", "bytes_per_token"] / last.loc["MHA", "bytes_per_token"]
+    measured = last.loc["MHA", "tokens_per_s"] / last.loc["GQA", "tokens_per_s"]
+    spread = 2 * measured * ((last["stddev"] / last["tokens_per_s"]) ** 2).sum() ** 0.5 \
+        / reps ** 0.5
+    agrees = abs(measured - predicted) <= spread
+    share = df["fraction_of_ceiling"].median()
     ran = ("the CPU" if record["runner"]["backend"] == "CPU" else backend_label(record))
-    return (f"On the machine that built this page ({machine.label(record['machine'])}; "
+    text = (f"On the machine that built this page ({machine.label(record['machine'])}; "
             f"llama.cpp on {ran}), with a ceiling bandwidth of {bandwidth_label(record)}, "
-            f"the MHA model went from "
-            f"**{first['MHA']:.1f}** to **{last['tokens_per_s']['MHA']:.1f} tokens/s** between "
-            f"an empty context and {deepest:,} tokens deep, the GQA model from "
-            f"**{first['GQA']:.1f}** to **{last['tokens_per_s']['GQA']:.1f} tokens/s**. At that "
-            f"depth the MHA model ran at **{measured:.0%}** of the GQA model's speed; the bytes "
-            f"alone predict **{predicted:.0%}**.")
+            f"between an empty context and "
+            f"{deepest:,} tokens deep {fall('MHA')}, {fall('GQA')}. At that depth the MHA model "
+            f"ran at **{measured:.0%}** of the GQA model's speed, give or take "
+            f"{spread:.0%} (two standard errors of {reps} repetitions); the bytes alone predict "
+            f"**{predicted:.0%}**, {'within' if agrees else 'outside'} that range.")
+    if share < 0.5:
+        text += (f" But the runs reached a median {share:.0%} of the napkin ceiling, so this "
+                 "decode was not bound by memory bandwidth and the bytes model does not apply "
+                 "to it: here the measurement cannot test the prediction.")
+    return text
+
+
+def _signed(x: float) -> str:
+    """A relative change in words: "-20%" or "+3%"."""
+    return f"{x:+.0%}".replace("-", "−")
 
 
 def models_table(plan: DepthPlan = QUICK) -> pd.DataFrame:

@@ -1,0 +1,114 @@
+"""Ranking the machines for a workload, and the tables that explain a ranking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..units import GB, TFLOPS, GiB
+from .estimate import estimate
+from .machine import Machine, machines, nan_if_empty
+from .reference import REFERENCE_FORMAT
+from .work import model_for
+from .workload import Workload
+
+SORT = {"ttft": ("ttft_mid_s", True), "decode": ("decode_mid_tok_per_s", False),
+        "concurrency": ("per_user_mid_tok_per_s", False)}
+NO_RUN = "no published prefill run in data/ to estimate it from"
+#: The machines that sit on a desk with one pool of unified memory besides Apple's chips.
+DESK = ("DGX Spark", "Strix Halo")
+
+
+def on_desk(ranked: pd.DataFrame) -> pd.Series:
+    """Which rows are unified-memory machines on a desk: every Apple chip, and :data:`DESK`."""
+    return (ranked["vendor"] == "Apple") | ranked["machine"].isin(DESK)
+
+
+def rank(w: Workload, among: list[Machine] | None = None) -> pd.DataFrame:
+    """Every machine's estimate for ``w``, best first by what the workload ranks by.
+
+    Only machines that hold the workload in the memory their GPU may use by default are
+    ranked. The rest come after, unranked, with the reason: first those that hold it only
+    after a system setting is raised (a Mac over its default GPU limit), then those that
+    cannot. For the first token, machines without a published prefill run come after those
+    with one, ranked by nothing (their roofline bound is shown, not compared).
+    """
+    df = pd.DataFrame([estimate(m, w) for m in (among or machines())])
+    col, ascending = SORT[w.rank_by]
+    ok = df["fits"] & df[col].notna()
+    ranked = df[ok].sort_values(col, ascending=ascending, kind="stable")
+    rest = df[~ok].sort_values(["fits", "fits_after_raising", "machine"],
+                               ascending=[False, False, True], kind="stable")
+    out = pd.concat([ranked, rest], ignore_index=True)
+    out.insert(0, "rank", [i + 1 for i in range(len(ranked))] + [pd.NA] * len(rest))
+    out["rank"] = out["rank"].astype("Int64")
+    out["why_unranked"] = np.where(out["rank"].isna(), np.where(
+        out["message"] != "", out["message"], NO_RUN), "")
+    return out
+
+
+def best(w: Workload, among: list[Machine] | None = None) -> pd.Series:
+    """The top machine for ``w``, or a ValueError saying why there is none."""
+    r = rank(w, among)
+    if r["rank"].isna().all():
+        _, total, _ = model_for(w)
+        raise ValueError(f"no machine in data/ can run this workload: {w.model} at "
+                         f"{w.weight_format} needs {total / GiB:,.1f} GiB of weights plus "
+                         f"{r['kv_per_user_GiB'].iloc[0]:,.2f} GiB of cache per user "
+                         f"for {w.users} users; the most any GPU may use is "
+                         f"{r['usable_GiB'].max():,.0f} GiB")
+    return r.iloc[0]
+
+
+def machine_table(among: list[Machine] | None = None) -> pd.DataFrame:
+    """The inputs behind every ranking, one row per machine, with their sources. The share
+    of the roof is each reference run's own (a Metal run against its configuration's
+    roof), lowest and highest."""
+    rows = []
+    for m in among or machines():
+        arith, roof, label = m.roof(REFERENCE_FORMAT)
+        fracs = m.decode_fractions
+        rows.append({
+            "machine": m.name, "family": m.family, "backend": m.backend,
+            "bandwidth_GB_per_s": m.bandwidth_bytes_per_s / GB,
+            "capacity_GiB": m.capacity_bytes / GiB, "capacity_basis": m.capacity_basis,
+            "usable_GiB": m.usable_bytes / GiB, "gpu_limit_basis": m.gpu_limit_basis,
+            "roof_arithmetic": arith, "roof_TFLOPS": (roof or np.nan) / TFLOPS,
+            "roof_label": label,
+            "prefill_runs": len(m.prefill_flops), "prefill_note": m.prefill_note,
+            "prefill_TFLOPS_low": nan_if_empty(m.prefill_flops, min) / TFLOPS,
+            "prefill_TFLOPS_high": nan_if_empty(m.prefill_flops, max) / TFLOPS,
+            "prefill_fraction_low": nan_if_empty(m.prefill_fractions, min),
+            "prefill_fraction_high": nan_if_empty(m.prefill_fractions, max),
+            "fraction_low": fracs[0], "fraction_mid": fracs[1], "fraction_high": fracs[2],
+            "fraction_basis": m.fraction_basis,
+            "priced_configs": len(m.prices),
+            "source_bandwidth": m.sources.get("bandwidth", ""),
+            "source_roof": m.sources.get("flops", ""),
+        })
+    return pd.DataFrame(rows)
+
+
+def hardware_and_software(ranked: pd.DataFrame) -> pd.DataFrame:
+    """The first-token ranking split in two: the roofline bound (hardware: the arithmetic's
+    peak) and how much of it the published runs reached (mostly software: backend, kernels,
+    build), for every ranked machine with a bound and a run of an undisputed variant.
+    ``reached`` is bound over estimate; ``order_by_bound`` the rank the bound alone gives."""
+    df = ranked[ranked["rank"].notna() & ranked["ttft_bound_s"].notna() &
+                (ranked["prefill_note"] == "")].copy()
+    df["reached"] = df["ttft_bound_s"] / df["ttft_mid_s"]
+    df["order_by_bound"] = df["ttft_bound_s"].rank(method="first").astype(int)
+    df["order_by_runs"] = df["ttft_mid_s"].rank(method="first").astype(int)
+    return df[["machine", "vendor", "backend", "ttft_bound_s", "ttft_mid_s", "reached",
+               "roof_label", "order_by_bound", "order_by_runs"]].reset_index(drop=True)
+
+
+def swapped_pairs(split: pd.DataFrame) -> list[tuple[str, str]]:
+    """Pairs (a, b) the bound puts a first and the published runs put b first."""
+    out = []
+    rows = list(split.itertuples())
+    for a in rows:
+        for b in rows:
+            if a.order_by_bound < b.order_by_bound and a.order_by_runs > b.order_by_runs:
+                out.append((a.machine, b.machine))
+    return out

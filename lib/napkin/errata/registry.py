@@ -1,0 +1,148 @@
+"""The errata checks: each row of ``data/errata_checks.csv`` joined with the function of
+the same name in a chapter module.
+
+The table holds what is fixed about a check (its topic, the essay's claim in words, the
+essay claims it covers, its source); the function computes what the data says. A check's
+chapter is the module it lives in (``ch04_kv_cache`` checks chapter ``04_kv_cache``). Every
+public function of a chapter module is a check: a row without a function, or a function
+without a row, stops the import with a ValueError naming it.
+
+The table's ``topic`` and ``essay_says`` are format strings: a placeholder names a claim of
+``data/essay_claims.csv`` the row covers (``{q4_0_file_size:.2f} GB on disk``), read when the
+check runs, or a value the check returns in ``Finding.essay_values``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import asdict, dataclass
+from types import ModuleType
+from typing import Callable, Iterable, Mapping
+
+import pandas as pd
+
+from .. import essay, tables
+from . import (ch01_napkin_ceiling, ch02_spark_gap, ch03_h100_ridge, ch04_kv_cache, ch05_gqa,
+               ch06_paged_attention, ch07_chunked_prefill, ch08_what_to_buy,
+               ch10_speculative_decoding, ch11_cost_and_energy)
+from .finding import Erratum, Finding
+
+TABLE = "errata_checks"
+CHAPTER_MODULES = (ch01_napkin_ceiling, ch02_spark_gap, ch03_h100_ridge, ch04_kv_cache, ch05_gqa,
+                   ch06_paged_attention, ch07_chunked_prefill, ch08_what_to_buy,
+                   ch10_speculative_decoding, ch11_cost_and_energy)
+_CHAPTER = re.compile(r"ch(\d\d_[a-z0-9_]+)$")
+
+
+class _Values:
+    """What a check's text may name: the values it computed, then the claims it covers."""
+
+    def __init__(self, check: "Check", computed: Mapping[str, object]):
+        self.check, self.computed = check, computed
+
+    def __getitem__(self, name: str):
+        if name in self.computed:
+            return self.computed[name]
+        if name in self.check.claims:
+            return essay.claim(name)
+        raise ValueError(f"data/{TABLE}.csv row {self.check.id!r} names {{{name}}}, which is "
+                         f"neither a claim in its claims column nor a value the check computes")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: its fixed text from the table and the function that computes the rest."""
+
+    id: str
+    chapter: str
+    topic: str
+    essay_says: str
+    claims: tuple[str, ...]
+    source: str
+    compute: Callable[[], Finding]
+
+    def __call__(self) -> Erratum:
+        found = self.compute()
+        values = _Values(self, found.essay_values)
+        return Erratum(check=self.id, topic=self.topic.format_map(values), chapter=self.chapter,
+                       essay_says=self.essay_says.format_map(values), data_says=found.data_says,
+                       verdict=found.verdict, conclusion_holds=found.conclusion_holds,
+                       explanation=found.explanation, source=self.source, claims=self.claims)
+
+
+def chapter_of(module: ModuleType) -> str:
+    """``napkin.errata.ch04_kv_cache`` -> ``04_kv_cache``, the notebook it checks."""
+    match = _CHAPTER.search(module.__name__)
+    if not match:
+        raise ValueError(f"module {module.__name__!r} is not named ch<NN>_<chapter>")
+    return match.group(1)
+
+
+def functions(modules: Iterable[ModuleType]) -> dict[str, tuple[str, Callable[[], Finding]]]:
+    """Every public function defined in the chapter modules, by name: (chapter, function)."""
+    found: dict[str, tuple[str, Callable[[], Finding]]] = {}
+    for module in modules:
+        for name, fn in vars(module).items():
+            if name.startswith("_") or not inspect.isfunction(fn) or \
+                    fn.__module__ != module.__name__:
+                continue
+            if name in found:
+                raise ValueError(f"check {name!r} is defined in both {found[name][0]} and "
+                                 f"{chapter_of(module)}")
+            found[name] = (chapter_of(module), fn)
+    return found
+
+
+def build(table: pd.DataFrame, modules: Iterable[ModuleType],
+          known_claims: Iterable[str]) -> dict[str, Check]:
+    """Join the table's rows with the chapter modules' functions, in the table's order."""
+    fns = functions(modules)
+    ids = table["check"].tolist()
+    duplicated = sorted({i for i in ids if ids.count(i) > 1})
+    no_function = [i for i in ids if i not in fns]
+    no_row = sorted(set(fns) - set(ids))
+    problems = [f"rows named twice: {', '.join(duplicated)}" if duplicated else "",
+                f"rows without a function: {', '.join(no_function)}" if no_function else "",
+                f"functions without a row: {', '.join(no_row)}" if no_row else ""]
+    if any(problems):
+        raise ValueError(f"data/{TABLE}.csv and the errata modules disagree: "
+                         + "; ".join(p for p in problems if p))
+    known = set(known_claims)
+    checks = {}
+    for row in table.itertuples(index=False):
+        claims = tuple(str(row.claims).split()) if pd.notna(row.claims) else ()
+        unknown = [c for c in claims if c not in known]
+        if unknown:
+            raise ValueError(f"data/{TABLE}.csv row {row.check!r} covers claims not in "
+                             f"data/essay_claims.csv: {', '.join(unknown)}")
+        chapter, fn = fns[row.check]
+        checks[row.check] = Check(row.check, chapter, row.topic, row.essay_says, claims,
+                                  row.source_url, fn)
+    return checks
+
+
+#: Every check, by id, in the order of the table (the errata page's order).
+CHECKS: dict[str, Check] = build(tables.load(TABLE), CHAPTER_MODULES, essay.claims()["claim"])
+
+
+def check(check_id: str) -> Check:
+    if check_id not in CHECKS:
+        raise ValueError(f"no errata check {check_id!r}; known: {', '.join(CHECKS)}")
+    return CHECKS[check_id]
+
+
+def erratum(check_id: str) -> Erratum:
+    """Run one check: what a chapter calls to assert what its prose says about the essay."""
+    return check(check_id)()
+
+
+def claims_checked(check_or_id: Check | str) -> set[str]:
+    """The rows of data/essay_claims.csv a check covers (its row's ``claims`` column)."""
+    found = check(check_or_id) if isinstance(check_or_id, str) else check_or_id
+    return set(found.claims)
+
+
+def all_errata(include_agreeing: bool = True) -> pd.DataFrame:
+    df = pd.DataFrame([asdict(c()) for c in CHECKS.values()])
+    return df if include_agreeing else df[df["verdict"] != "agrees"].reset_index(drop=True)

@@ -1,0 +1,197 @@
+"""One step of a serving engine: its work, and what it costs on a real server.
+
+A step is one forward pass over whatever the scheduler put in it: prompt tokens being
+prefilled and one (or, when verifying a draft, ``k``) new tokens for each sequence being
+decoded. Its work:
+
+- **bytes**: the weights it reads (all of a dense model's; for a mixture of experts the
+  dense part plus the experts its tokens chose, :func:`napkin.predict.experts.expected_distinct`)
+  plus every cached element its queries attend to;
+- **FLOPs**: ``2 x active parameters`` per token plus attention, ``2 g e`` per
+  (query, key) pair (quadratic in a prompt's length, chapter 7's pairs).
+
+Its time is the calibrated roofline
+
+    t = max(bytes / (eta_bw B), F_mm / (eta_c n / (n + n_half) P_w) + F_att / (eta_c P_kv))
+        + t_comm + t_0,
+
+with ``B`` the engine's peak bandwidth, ``F_mm`` the matmuls' FLOPs against ``P_w``, the peak
+of the weights' arithmetic, and ``F_att`` attention's against ``P_kv``, the peak of the
+cache's (FP8 attention on an FP8 cache, 16-bit otherwise: no engine runs attention in FP4).
+``n`` is the tokens in the step: a matmul of few rows leaves the tensor cores idle, an
+attention kernel spreads over the cached keys instead, so only the matmuls ramp; and ``t_comm`` the all-reduces of tensor parallelism: two per layer,
+each a fixed latency plus a ring's ``2 (tp - 1) / tp`` share of the activations over the
+link. With :data:`~napkin.predict.calibration.ROOFLINE` it is chapter 3's roofline exactly.
+
+Every function works on numpy arrays (one element per step, broadcast against
+:class:`~napkin.predict.engines.Constants`), so thousands of published rows cost one pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..roofline import attention_pairs
+from .calibration import Calibration
+from .engines import Constants, Engine, engine_of
+from .experts import expected_distinct
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a step does: tokens run through the model, cache bytes read, and FLOPs, those of
+    the weight matmuls (in the weights' arithmetic) and those of attention (in the cache's).
+    Additive: a step that prefills and decodes is the sum of the two (its weights are read
+    once)."""
+
+    tokens: np.ndarray
+    kv_bytes: np.ndarray
+    linear_flops: np.ndarray
+    attention_flops: np.ndarray
+
+    @property
+    def flops(self):
+        return self.linear_flops + self.attention_flops
+
+    def __add__(self, other: "Work") -> "Work":
+        return Work(self.tokens + other.tokens, self.kv_bytes + other.kv_bytes,
+                    self.linear_flops + other.linear_flops,
+                    self.attention_flops + other.attention_flops)
+
+
+def _pairs(start, n, window):
+    """(query, key) pairs of ``n`` queries after ``start`` cached tokens, each seeing at most
+    ``window`` keys; ``window`` may be an array holding inf for none."""
+    full = attention_pairs(start, n)
+    w = np.asarray(window, dtype=float)
+    if np.all(np.isinf(w)):
+        return full, np.zeros_like(full)
+    s = np.asarray(start, dtype=float)
+    k = np.asarray(n, dtype=float)
+    wf = np.where(np.isinf(w), 1.0, w)
+
+    def upto(m):  # sum over p = 1..m of min(p, w)
+        return np.where(m <= wf, m * (m + 1) / 2, wf * (wf + 1) / 2 + (m - wf) * wf)
+
+    return full, np.where(np.isinf(w), full, upto(s + k) - upto(s))
+
+
+def decode_work(c: Constants, batch, depth, new_tokens=1) -> Work:
+    """``batch`` sequences with ``depth`` tokens cached each add ``new_tokens`` tokens (one
+    for plain decoding, ``k`` when a draft of ``k`` is verified)."""
+    b = np.asarray(batch, dtype=float)
+    d = np.asarray(depth, dtype=float)
+    full, windowed = _pairs(d, new_tokens, c.window)
+    kv = b * (c.kv_bytes_full * d + c.kv_bytes_window * np.minimum(d, c.window))
+    tokens = b * np.asarray(new_tokens, dtype=float) + 0 * c.tp  # one per engine at least
+    attention = b * (c.flops_per_pair_full * full + c.flops_per_pair_window * windowed)
+    return Work(tokens, kv, c.flops_per_token * tokens, attention)
+
+
+def prefill_work(c: Constants, prompts, length, start=0) -> Work:
+    """``prompts`` prompts of ``length`` tokens each, after ``start`` already cached."""
+    p = np.asarray(prompts, dtype=float)
+    s = np.asarray(start, dtype=float)
+    full, windowed = _pairs(s, length, c.window)
+    kv = p * (c.kv_bytes_full * s + c.kv_bytes_window * np.minimum(s, c.window))
+    tokens = p * np.asarray(length, dtype=float) + 0 * c.tp
+    attention = p * (c.flops_per_pair_full * full + c.flops_per_pair_window * windowed)
+    return Work(tokens, kv, c.flops_per_token * tokens, attention)
+
+
+def weight_bytes(c: Constants, tokens):
+    """Weights a step of ``tokens`` tokens reads: the dense part, and each expert some token
+    chose (all of them for a dense model, which has no routed experts)."""
+    return c.dense_weight_bytes + c.expert_bytes * expected_distinct(c.routed, c.top_k, tokens)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A step's time and its parts (arrays)."""
+
+    memory_s: np.ndarray
+    compute_s: np.ndarray
+    comm_s: np.ndarray
+    overhead_s: np.ndarray
+
+    @property
+    def seconds(self):
+        return np.maximum(self.memory_s, self.compute_s) + self.comm_s + self.overhead_s
+
+    @property
+    def bound(self):
+        """Which roof binds each step: ``"memory"`` or ``"compute"``."""
+        return np.where(self.memory_s >= self.compute_s, "memory", "compute")
+
+
+def cost(c: Constants, work: Work, cal: Calibration) -> Cost:
+    """The calibrated roofline of ``work`` on the engines of ``c`` (module docstring)."""
+    n = np.maximum(work.tokens, 1e-9)
+    memory = (weight_bytes(c, n) + work.kv_bytes) / (cal.bandwidth_efficiency *
+                                                     c.bandwidth_bytes_per_s)
+    matmul = cal.compute_efficiency * n / (n + cal.half_tokens)
+    compute = work.linear_flops / (matmul * c.flops_per_s) + \
+        work.attention_flops / (cal.compute_efficiency * c.attention_flops_per_s)
+    comm = np.zeros_like(memory)
+    if cal.communication:
+        ring = 2 * (c.tp - 1) / c.tp * n * c.allreduce_bytes_per_token / (
+            cal.link_efficiency * c.link_bytes_per_s)
+        comm = np.where(c.tp > 1, c.allreduces / c.pp * (cal.allreduce_latency_s + ring), 0.0)
+    overhead = np.full_like(memory, cal.step_overhead_s)
+    return Cost(memory, compute, comm, overhead)
+
+
+def seconds(c: Constants, work: Work, cal: Calibration):
+    return cost(c, work, cal).seconds
+
+
+def decode_steps_seconds(c: Constants, batch, first_depth, steps, cal: Calibration,
+                         segments: int = 16):
+    """Total time of ``steps`` decode steps of ``batch`` sequences, the first at
+    ``first_depth`` cached tokens, each one deeper. A step's time is piecewise linear in the
+    depth (the larger of two lines, with a kink where a window fills), so the sum is taken
+    segment by segment at each segment's middle: exact on every segment without a kink."""
+    b = np.asarray(batch, dtype=float)
+    d0 = np.asarray(first_depth, dtype=float)
+    m = np.asarray(steps, dtype=float)
+    total = np.zeros(np.broadcast(b, d0, m, c.tp).shape)
+    edges = np.linspace(0.0, 1.0, segments + 1)
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        start, stop = np.floor(lo * m), np.floor(hi * m)
+        count = stop - start
+        middle = d0 + (start + stop - 1) / 2
+        total = total + np.where(count > 0, count * seconds(
+            c, decode_work(c, b, np.maximum(middle, 0)), cal), 0.0)
+    return total
+
+
+def _constants_of(target) -> Constants:
+    if isinstance(target, Constants):
+        return target
+    if isinstance(target, Engine):
+        return target.constants
+    return engine_of(target).constants
+
+
+def step_seconds(deployment, batch: int, context_tokens: int, new_tokens_per_sequence: int = 1,
+                 calibration: Calibration | None = None) -> float:
+    """Seconds of one decode (or draft-verify) step: ``batch`` sequences with
+    ``context_tokens`` cached each add ``new_tokens_per_sequence`` tokens.
+
+    ``deployment`` is a :class:`~napkin.predict.engines.Engine` or a
+    :class:`~napkin.deployment.Deployment` (its chips then share every layer);
+    ``calibration`` defaults to the fitted one (:func:`~napkin.predict.calibration.calibrated`),
+    :data:`~napkin.predict.calibration.ROOFLINE` gives the plain roofline.
+    """
+    from .calibration import calibrated
+
+    for name, value, low in (("batch", batch, 1), ("context_tokens", context_tokens, 0),
+                             ("new_tokens_per_sequence", new_tokens_per_sequence, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be a whole number >= {low}, got {value!r}")
+    c = _constants_of(deployment)
+    cal = calibrated() if calibration is None else calibration
+    work = decode_work(c, batch, context_tokens, new_tokens_per_sequence)
+    return float(seconds(c, work, cal)[0])

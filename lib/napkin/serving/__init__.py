@@ -1,0 +1,15 @@
+"""Prefill and decode on one machine or two: a step-level simulation of a serving engine.
+
+Chapter 7's library, one concept per module:
+
+- :mod:`napkin.serving.traffic`: requests arriving over time, and dealing them to instances;
+- :mod:`napkin.serving.engine`: one instance, step by step (its schedulers: prefill first,
+  chunked prefill, and the two pools of a disaggregated deployment);
+- :mod:`napkin.serving.runs`: a deployment serving a traffic, and the latencies users feel;
+- :mod:`napkin.serving.disagg`: prefill and decode on separate machines, joined by a link;
+- :mod:`napkin.serving.chapter`: the chapter's setting and experiments.
+
+The model on its chips is a :class:`napkin.deployment.Deployment`; a step's cost is the
+roofline of :func:`napkin.roofline.step_cost`; the papers' numbers come from
+:mod:`napkin.papers`. All randomness is seeded.
+"""

@@ -1,0 +1,176 @@
+"""What chapter 9 draws and states, computed from the errors and the step model."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..predict import calibration as calib
+from ..predict.calibration import Calibration
+from ..predict.frontier import frontier
+from .report import errors
+from .rows import _datasets, all_cases, interpret, mlperf
+
+#: The practitioner's chart: the models, their MLPerf benchmark, lengths and formats.
+FRONTIER_MODELS = {"Llama-3.3-70B": ("llama2-70b", "FP8", "fp8"),
+                   "Mixtral-8x7B": ("mixtral-8x7b", "FP8", "fp8")}
+FRONTIER_CHIPS = ("H100 SXM", "H200", "B200", "MI300X")
+
+
+def benchmark_lengths(benchmark: str) -> tuple[int, int]:
+    """Mean input and output tokens of an MLPerf benchmark's dataset (rounded)."""
+    d = _datasets()
+    row = d.loc[benchmark] if benchmark in d.index else d.loc[f"{benchmark}-99"]
+    out = row["output_mean_tokens"] if pd.notna(row["output_mean_tokens"]) else \
+        row["output_max_tokens"]
+    return int(round(row["input_mean_tokens"])), int(round(out))
+
+
+def frontier_curves(calibration: Calibration | None = None) -> pd.DataFrame:
+    """The calibrated model's frontier (:func:`napkin.predict.frontier.frontier`) for each
+    of :data:`FRONTIER_MODELS` on each of :data:`FRONTIER_CHIPS` at its MLPerf benchmark's
+    mean lengths, FP8 weights and cache; and the B200 again at FP4 (NVFP4) weights, the
+    format its MLPerf runs use."""
+    parts = []
+    for model, (bench, weights, kv) in FRONTIER_MODELS.items():
+        i, o = benchmark_lengths(bench)
+        for chip, fmt in [(c, weights) for c in FRONTIER_CHIPS] + [("B200", "NVFP4")]:
+            f = frontier(chip, model, weights=fmt, kv=kv, input_tokens=i, output_tokens=o,
+                         calibration=calibration)
+            parts.append(f.assign(model=model, weights=fmt, curve=f"{chip}, {fmt}"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def frontier_points() -> pd.DataFrame:
+    """MLPerf Server and Interactive runs of :data:`FRONTIER_CHIPS` for the frontier's
+    benchmarks: tokens/s per GPU (the result over the accelerators) and per user (one over
+    the run's mean time per output token), with the weights the model reads the run as."""
+    m = mlperf()
+    cases = interpret(m)
+    keep = (m["scenario"].isin(["Server", "Interactive"]) & m["tpot_mean_ms"].notna() &
+            cases["ok"] & ~cases["duplicate"] & cases["chip"].isin(FRONTIER_CHIPS))
+    out = []
+    for model, (bench, _, _) in FRONTIER_MODELS.items():
+        sel = keep & m["benchmark_model"].str.startswith(bench)
+        rows = m[sel]
+        out.append(pd.DataFrame({
+            "model": model, "benchmark": rows["benchmark_model"], "chip": cases.loc[sel, "chip"],
+            "system": rows["submitter"] + ": " + rows["system"], "round": rows["round"],
+            "scenario": rows["scenario"], "weights": cases.loc[sel, "weights"],
+            "per_gpu_tok_per_s": rows["value"] / rows["n_accelerators"],
+            "per_user_tok_per_s": 1e3 / rows["tpot_mean_ms"],
+            "source_url": rows["source_url"]}))
+    return pd.concat(out, ignore_index=True)
+
+
+def stack_spread(frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Argonne's static batches: measured over predicted latency per chip and serving engine
+    (median, lowest, highest, rows), the calibrated model's view of each software stack."""
+    df = errors() if frame is None else frame
+    a = df[df["group"] == "Argonne static batch"].copy()
+    a["ratio"] = a["measured"] / a["predicted"]
+    out = a.groupby(["chip", "engine", "split"])["ratio"].agg(
+        median="median", low="min", high="max", n="count").reset_index()
+    return out
+
+
+def decline_reasons(top: int = 8) -> pd.DataFrame:
+    """Why rows are declined: the most common reasons per table, with counts (the reason's
+    first clause; names of unknown chips and models kept)."""
+    cases = all_cases()
+    d = cases[~cases["ok"]].copy()
+    why = d["reason"].str.replace(r"^Declined: ", "", regex=True)
+    why = why.str.split(r"(?<=[a-z0-9)'])(?:\. |; | \(not in )", n=1, regex=True).str[0]
+    d["why"] = why.where(why.str.len() <= 110, why.str.slice(0, 107) + "...")
+    counts = d.groupby(["table", "why"]).size().rename("rows").reset_index()
+    return counts.sort_values("rows", ascending=False).head(top).reset_index(drop=True)
+
+
+#: How each fitted parameter is shown: (label, factor to the display unit, unit, meaning).
+PARAMETERS = {
+    "bandwidth_efficiency": ("memory", 1.0, "share of peak bandwidth",
+                             "the bytes of a step move at this share of the HBM's peak"),
+    "compute_efficiency": ("matmul and attention", 1.0, "share of dense peak",
+                           "a large step's FLOPs run at this share of the arithmetic's peak"),
+    "half_tokens": ("matmul ramp", 1.0, "tokens",
+                    "a step of this many tokens gets half that share from its matmuls"),
+    "step_overhead_s": ("fixed cost", 1e3, "ms per step",
+                        "scheduling, sampling and kernel launches, paid every step"),
+    "allreduce_latency_s": ("all-reduce latency", 1e6, "µs",
+                            "each of a layer's two all-reduces, before any byte moves"),
+    "link_efficiency": ("link", 1.0, "share of link peak",
+                        "an all-reduce's bytes cross the scale-up link at this share"),
+    "tpot_tail": ("time-per-token tail", 1.0, "p99 / mean",
+                  "measured in the training rounds' MLPerf logs, not fitted"),
+}
+
+
+def parameters_table(calibration: Calibration | None = None) -> pd.DataFrame:
+    """The fitted parameters in display units, with what each means."""
+    cal = calib.calibrated() if calibration is None else calibration
+    rows = []
+    for name, (label, factor, unit, meaning) in PARAMETERS.items():
+        rows.append({"parameter": name, "label": label, "value": getattr(cal, name) * factor,
+                     "unit": unit, "meaning": meaning})
+    return pd.DataFrame(rows)
+
+
+def server_over_offline(frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """MLPerf systems that ran both Offline and Server on one benchmark in one round: the
+    Server result over the Offline one, measured and predicted (what the latency limits and
+    the queue cost)."""
+    df = errors() if frame is None else frame
+    m = df[(df["source"] == "MLPerf") & ~df["duplicate"]].copy()
+    m["key"] = m["system"] + " | " + m["detail"] + " | " + m["split"]
+    off = m[m["scenario"] == "Offline"].set_index("key")
+    srv = m[m["scenario"] == "Server"].set_index("key")
+    both = off.index.intersection(srv.index)
+    out = pd.DataFrame({"chip": off.loc[both, "chip"], "split": off.loc[both, "split"],
+                        "benchmark": off.loc[both, "detail"],
+                        "measured": srv.loc[both, "measured"] / off.loc[both, "measured"],
+                        "predicted": srv.loc[both, "predicted"] / off.loc[both, "predicted"]})
+    return out.reset_index()
+
+
+def per_gpu_ratio(chip_a: str, chip_b: str, frame: pd.DataFrame | None = None,
+                  scenario: str = "Offline", detail: str = "llama2-70b-99") -> dict:
+    """Median MLPerf result per accelerator of ``chip_a`` over ``chip_b`` (same benchmark and
+    scenario, every round), measured and as the calibrated model predicts it."""
+    df = errors() if frame is None else frame
+    m = df[(df["source"] == "MLPerf") & (df["scenario"] == scenario) &
+           (df["detail"] == detail) & ~df["duplicate"]]
+
+    def per_gpu(chip, col):
+        rows = m[m["chip"] == chip]
+        return float((rows[col] / rows["n_chips"]).median())
+    return {"measured": per_gpu(chip_a, "measured") / per_gpu(chip_b, "measured"),
+            "predicted": per_gpu(chip_a, "predicted") / per_gpu(chip_b, "predicted"),
+            "rows_a": int((m["chip"] == chip_a).sum()), "rows_b": int((m["chip"] == chip_b).sum())}
+
+
+def frontier_read(curves: pd.DataFrame, model: str, per_user_tok_per_s: float) -> pd.Series:
+    """Tokens/s per GPU each curve of ``model`` reaches at a speed per user (log-log
+    interpolation; NaN where the curve does not reach that speed)."""
+    out = {}
+    for name, g in curves[curves["model"] == model].groupby("curve", sort=False):
+        g = g.sort_values("per_user_tok_per_s")
+        x, y = np.log(g["per_user_tok_per_s"]), np.log(g["per_gpu_tok_per_s"])
+        s = math.log(per_user_tok_per_s)
+        out[name] = float(np.exp(np.interp(s, x, y))) if x.min() <= s <= x.max() else np.nan
+    return pd.Series(out)
+
+
+def frontier_gap(curves: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
+    """Each MLPerf point of :func:`frontier_points` against the model's curves of its chip at
+    its speed per user: measured over the FP8 curve and over the FP4 one (B200 only)."""
+    out = points.copy()
+    for fmt in ("FP8", "NVFP4"):
+        ratios = []
+        for _, r in points.iterrows():
+            read = frontier_read(curves, r["model"], r["per_user_tok_per_s"])
+            value = read.get(f"{r['chip']}, {fmt}", np.nan)
+            ratios.append(r["per_gpu_tok_per_s"] / value if value == value else np.nan)
+        out[f"over_{fmt.lower()}"] = ratios
+    return out

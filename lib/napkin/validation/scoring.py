@@ -1,0 +1,206 @@
+"""Predicting what each published row measured, in its own unit.
+
+:func:`prepare` builds one engine per recognised row (one per tensor-parallel size where the
+row does not say which ran; the best is kept, as a submitter would keep it);
+:func:`predict_cases` costs them all at once with a calibration; :func:`predict_rows` is the
+whole path from a table to a Series of predictions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from ..predict import calibration as calib
+from ..predict.calibration import Calibration
+from ..predict.engines import Constants, engine
+from ..predict.serve import closed_loop, memory_batch, static_batch, steady_step, under_limits
+from ..predict.step import cost, decode_work
+from .rows import TP_CHOICES, interpret
+
+# -- predicting what each row measured -------------------------------------------------------
+
+def _opt(x):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+@lru_cache(maxsize=None)
+def _engine(chip, model, tp, pp, weights, kv, share, bw, cap, peer):
+    return engine(chip, model, n_chips=tp, weights=weights, kv=kv, pipeline=pp,
+                  share_of_chip=share, bandwidth_GB_per_s=bw, capacity_GiB=cap,
+                  peer_link_GB_per_s=peer)
+
+
+@dataclass
+class Prepared:
+    """Rows ready to predict: one element per (row, tensor-parallel choice)."""
+
+    cases: pd.DataFrame        # the recognised rows' cases, one per choice
+    constants: Constants
+    row: np.ndarray            # position of each choice's row in ``index``
+    index: pd.Index            # the recognised rows
+    declined: dict             # index label -> reason, for rows no engine could be built for
+
+
+def prepare(cases: pd.DataFrame) -> Prepared:
+    """Engines for every recognised row; a row whose tensor parallelism is not stated gets
+    one choice per size in :data:`TP_CHOICES` that divides its chips and holds the model."""
+    items, engines, positions, declined = [], [], [], {}
+    keys = {}
+    ok = cases[cases["ok"]]
+    for pos, (label, c) in enumerate(ok.iterrows()):
+        if math.isnan(c["tp"]):
+            n = int(c["n_chips"])
+            choices = [t for t in TP_CHOICES if t * c["pp"] <= n and n % (t * c["pp"]) == 0]
+        else:
+            choices = [int(c["tp"])]
+        built = 0
+        last = ""
+        for tp in choices:
+            key = (c["chip"], c["model"], tp, int(c["pp"]), c["weights"], c["kv"],
+                   float(c["share"]), _opt(c["bandwidth_GB_per_s"]), _opt(c["capacity_GiB"]),
+                   _opt(c["peer_GB_per_s"]))
+            try:
+                e = _engine(*key)
+            except ValueError as err:
+                last = str(err)
+                continue
+            if key not in keys:
+                keys[key] = len(engines)
+                engines.append(e)
+            case = c.copy()
+            case["tp"] = float(tp)
+            case["engine"] = keys[key]
+            items.append(case)
+            positions.append(pos)
+            built += 1
+        if not built:
+            declined[label] = f"no engine: {last}"
+    frame = pd.DataFrame(items).reset_index(drop=True) if items else pd.DataFrame(
+        columns=list(cases.columns) + ["engine"])
+    consts = Constants.of(engines) if engines else None
+    if consts is not None:
+        consts = consts.take(frame["engine"].to_numpy(dtype=int))
+    return Prepared(frame, consts, np.array(positions, dtype=int), ok.index, declined)
+
+
+def _values(p: Prepared, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
+    """Each choice's prediction in its row's unit, and the total output rate that ranks the
+    choices of one row (the best is what a submitter would run)."""
+    c, f = p.constants, p.cases
+    n = len(f)
+    value = np.full(n, np.nan)
+    rank = np.zeros(n)
+    kind = f["kind"].to_numpy()
+    i = f["input_tokens"].to_numpy(float)
+    o = f["output_tokens"].to_numpy(float)
+    b = f["batch"].to_numpy(float)
+    chips = f["tp"].to_numpy(float) * f["pp"].to_numpy(float)
+    engines = f["n_chips"].to_numpy(float) / chips
+    engines = np.where(np.isnan(engines), 1.0, engines)
+    scale = f["scale"].to_numpy(float)
+
+    def pick(mask):
+        return np.flatnonzero(mask)
+
+    static = pick(np.char.startswith(kind.astype(str), "static"))
+    if len(static):
+        cs = c.take(static)
+        run = static_batch(cs, b[static], i[static], o[static], cal)
+        rate = b[static] * o[static] / run["e2e_s"]
+        k = kind[static]
+        value[static] = np.select(
+            [k == "static_e2e", k == "static_prefill", k == "static_rate_per_chip",
+             k == "static_rate"],
+            [run["e2e_s"], run["prefill_s"], rate / chips[static], rate]) * scale[static]
+        rank[static] = rate
+    fits = memory_batch(c, i, o)
+    cap = np.where(np.isnan(f["max_batch"].to_numpy(float)), np.inf,
+                   f["max_batch"].to_numpy(float))
+    offline = pick(kind == "offline_rate")
+    if len(offline):
+        cs = c.take(offline)
+        bo = np.minimum(fits[offline], cap[offline])
+        step = steady_step(cs, bo, i[offline], o[offline], cal)["step_s"]
+        rate = np.where(bo >= 1, bo / step, np.nan) * engines[offline]
+        value[offline] = rate
+        rank[offline] = rate
+    limited = pick(kind == "limits_rate")
+    if len(limited):
+        cs = c.take(limited)
+        found = under_limits(cs, i[limited], o[limited], f["ttft_limit_s"].to_numpy(float)[
+            limited], f["tpot_limit_s"].to_numpy(float)[limited], cal,
+            np.minimum(fits[limited], cap[limited]))
+        rate = np.where(found["batch"] >= 1, found["tokens_per_s"], np.nan) * engines[limited]
+        value[limited] = rate
+        rank[limited] = rate
+    closed = pick(np.char.startswith(kind.astype(str), "closed"))
+    if len(closed):
+        cs = c.take(closed)
+        run = closed_loop(cs, b[closed], i[closed], o[closed], cal, fits[closed])
+        rate = run["tokens_per_s"] * engines[closed]
+        k = kind[closed]
+        value[closed] = np.select(
+            [k == "closed_ttft", k == "closed_itl", k == "closed_rate",
+             k == "closed_rate_per_chip", k == "closed_user_rate", k == "closed_user_rate_ctx",
+             k == "closed_latency", k == "closed_duration"],
+            [run["ttft_s"], run["itl_s"], rate, rate / f["n_chips"].to_numpy(float)[closed],
+             1 / run["itl_s"], o[closed] / run["request_s"], run["request_s"],
+             f["requests"].to_numpy(float)[closed] * o[closed] / rate]) * scale[closed]
+        rank[closed] = rate
+    itl = pick(np.char.startswith(kind.astype(str), "itl"))
+    if len(itl):
+        cs = c.take(itl)
+        deep = 100_000.0
+        t0 = cost(cs, decode_work(cs, 1, 0.0), cal).seconds
+        t1 = cost(cs, decode_work(cs, 1, deep), cal).seconds
+        value[itl] = np.where(kind[itl] == "itl_intercept", t0, (t1 - t0) / deep) * scale[itl]
+        rank[itl] = 1 / t0
+    return value, rank
+
+
+def _best(p: Prepared, values, rank) -> tuple[np.ndarray, np.ndarray]:
+    """One value per recognised row: the choice with the highest rate (the first choice
+    where none has one); and its tensor-parallel size."""
+    out = np.full(len(p.index), np.nan)
+    tp = np.full(len(p.index), np.nan)
+    score = np.where(np.isfinite(rank) & ~np.isnan(values), rank, -np.inf)
+    order = np.lexsort((-score, p.row))           # by row, best score first (stable)
+    first = order[np.r_[True, np.diff(p.row[order]) != 0]]
+    out[p.row[first]] = values[first]
+    tp[p.row[first]] = p.cases["tp"].to_numpy(float)[first]
+    return out, tp
+
+
+def predict_cases(cases: pd.DataFrame, calibration: Calibration | None = None,
+                  prepared: Prepared | None = None) -> pd.Series:
+    """Predictions for :func:`interpret`'s cases, in each row's unit (NaN: declined)."""
+    cal = calib.calibrated() if calibration is None else calibration
+    p = prepare(cases) if prepared is None else prepared
+    return _predict(cases, cal, p)[0]
+
+
+def _predict(cases, cal, p) -> tuple[pd.Series, pd.Series]:
+    out = pd.Series(np.nan, index=cases.index, dtype=float)
+    tp = pd.Series(np.nan, index=cases.index, dtype=float)
+    if len(p.cases):
+        values, rank = _values(p, cal)
+        out.loc[p.index], tp.loc[p.index] = _best(p, values, rank)
+    return out, tp
+
+
+def predict_rows(rows: pd.DataFrame, calibration: Calibration | None = None) -> pd.Series:
+    """The step model's prediction for each row of a table in the schema of
+    ``data/mlperf_llm.csv`` or ``data/serving_measurements.csv``: the row's ``value`` as the
+    model sees it, in the row's own unit, aligned to ``rows.index``; NaN where the model
+    declines (an unknown chip, model, metric, precision or length; :func:`interpret` says
+    why). ``calibration`` defaults to the fitted one; ``ROOFLINE`` gives the plain roofline."""
+    if not isinstance(rows, pd.DataFrame):
+        raise ValueError(f"rows must be a pandas DataFrame, got {type(rows).__name__}")
+    if rows.empty:
+        return pd.Series(dtype=float, index=rows.index)
+    return predict_cases(interpret(rows), calibration)

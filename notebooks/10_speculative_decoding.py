@@ -1,0 +1,597 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Speculative decoding: spending the arithmetic decode leaves idle
+#
+# **What this chapter does.** The essay's argument is that decode leaves a chip's arithmetic
+# idle: every token needs every weight, so a step waits on memory while the tensor cores
+# wait on the step. Speculative decoding spends that idle arithmetic
+# {cite}`leviathan2023speculative` {cite}`chen2023speculative`. Something cheap drafts a few
+# tokens (a small model, EAGLE's single layer {cite}`li2024eagle`, Medusa's heads
+# {cite}`cai2024medusa`, DeepSeek-V3's multi-token prediction {cite}`deepseek2024v3`), the
+# model checks all of them in one step that reads its weights once, and the tokens it agrees
+# with are kept. It is the biggest lever on single-stream decode that the essay leaves out,
+# and it bends the essay's buying advice, because it pays where arithmetic is idle and stops
+# paying once batching has used the arithmetic up.
+#
+# This chapter prices a draft-and-verify cycle with chapter 9's calibrated step model and
+# checks the result against published speedups it was not fitted on: on
+# {glue:text}`n_test:d` held-out rows of three published sweeps, its median error is
+# {glue:text}`err_median:.0%` ({glue:text}`err_p90:.0%` for nine rows in ten), against
+# {glue:text}`roof_median:.0%` for the plain roofline. On the essay's machines it says where
+# speculation stops paying: with llama.cpp's measured roofs, at a batch of
+# {glue:text}`mac_even:d` on an M2 Ultra, {glue:text}`h100_even:d` on an H100 and
+# {glue:text}`spark_even:d` on a DGX Spark; an H100 under a serving engine keeps it to a batch
+# of about {glue:text}`h100_serving_even:d`. The one thing random weights can measure, what a
+# verify step costs, is measured on the machine that builds the page.
+#
+# **Why it matters.** A single stream that speculates is no longer bounded by bandwidth over
+# model size: one read of the weights can emit several tokens. Whether it does depends on
+# how many tokens a machine can check before its step turns compute-bound, which is the
+# ridge point of chapter 3 in tokens.
+
+# %% tags=["remove-cell"]
+import os
+
+import numpy as np
+import pandas as pd
+
+import napkin
+from napkin import catalog, errata, speculative, tables
+from napkin.figures import speculative as charts
+from napkin.measure import verify
+from napkin.predict import calibrated, engine
+from napkin.predict.step import cost, decode_work
+from napkin.prose import glue, glue_markdown
+from napkin.speculative import machines, published
+
+cal = calibrated()
+checked = published.check(cal)
+err = published.errors(checked).set_index("sweep")
+glue("n_test", int(err.loc["all", "n"]))
+glue("err_median", err.loc["all", "median_abs"])
+glue("err_p90", err.loc["all", "p90_abs"])
+glue("roof_median", err.loc["all", "roofline_median_abs"])
+
+# %% [markdown]
+# ## A cycle, in three equations
+#
+# A draft proposes $k$ tokens. The target runs one step over them and the last token it had
+# already accepted, $k + 1$ tokens per sequence, and keeps the drafted tokens up to the
+# first it disagrees with, plus one of its own (the correction, or the next token when it
+# agreed with all $k$). If each drafted token is accepted with probability $a$, a cycle
+# yields on average
+#
+# ```{math}
+# :label: eq-spec-tau
+# \tau(a, k) = 1 + a + a^2 + \dots + a^k = \frac{1 - a^{k+1}}{1 - a}
+# ```
+#
+# tokens: one at worst, $k + 1$ at best. Papers report $\tau$ itself as the *acceptance
+# length*. A cycle costs the draft's passes and one verify step, each priced by the step
+# model of chapter 9 (equation {eq}`eq-val-step`) for $B$ sequences at a depth of $d$ cached
+# tokens:
+#
+# ```{math}
+# :label: eq-spec-cycle
+# t_{\text{cycle}}(B) = p\,t_{\text{draft}}(B) + t_{\text{step}}(B, d, k + 1)
+# ```
+#
+# with $p = k$ passes for a draft that proposes one token a pass and $p = 1$ for Medusa's
+# heads, which propose all at once. The speedup over plain decoding, which pays one step
+# $t_{\text{step}}(B, d, 1)$ per token, is
+#
+# ```{math}
+# :label: eq-spec-speedup
+# S(B) = \frac{\tau(a, k)\; t_{\text{step}}(B, d, 1)}{t_{\text{cycle}}(B)}
+# ```
+#
+# and it is the same number for one stream's latency and for a batch's throughput at a fixed
+# batch, which is how engines report it. Most of what the hardware decides is in one ratio,
+# $t_{\text{step}}(B, d, k+1) / t_{\text{step}}(B, d, 1)$: while the step reads more bytes
+# than it can compute on, checking $k + 1$ tokens costs what checking one does, and $S$ is
+# close to $\tau$; once $(k+1)\,B$ tokens cross the ridge, each extra token costs its full
+# share of arithmetic and $S$ falls towards $\tau / (k + 1)$ or lower, below one. Acceptance is a
+# property of the draft and the text, not of the chip, so this chapter takes it from the
+# papers.
+#
+# In code, the cycle is `napkin.speculative.cycle`, the calibrated step of chapter 9 twice
+# and the draft's passes:
+#
+# ```{literalinclude} ../lib/napkin/speculative/cost.py
+# :language: python
+# :pyobject: cycle
+# ```
+
+# %% tags=["remove-cell"]
+llama8 = engine("H100 SXM", "Llama-3.1-8B", weights="BF16", kv="bf16")
+deepseek = engine("H200", "DeepSeek-V3", n_chips=8, weights="FP8", kv="bf16")
+eagle_share = speculative.draft.weight_share(llama8, speculative.eagle(3))
+mtp_share = speculative.draft.weight_share(deepseek, speculative.mtp())
+glue("eagle_share", eagle_share)
+glue("mtp_share", mtp_share)
+glue("vocab_share", catalog.config("Llama-3.1-8B")["vocab_size"] *
+     catalog.config("Llama-3.1-8B")["hidden_size"] / catalog.params("Llama-3.1-8B"))
+
+# %% [markdown]
+# ## What drafting costs
+#
+# A draft model is a smaller model on the same chip, priced like the target. A draft head
+# is cheaper still: EAGLE reads one decoder layer like the target's, a matrix that fuses the
+# target's features with the token's embedding, and the output head over the whole
+# vocabulary; DeepSeek-V3's MTP module is one more of its own layers. Built from the target's
+# config, `napkin.speculative.draft.head_params` counts them:
+#
+# ```{literalinclude} ../lib/napkin/speculative/draft.py
+# :language: python
+# :pyobject: head_params
+# ```
+#
+# An EAGLE-3 head for Llama 3.1 8B reads {glue:text}`eagle_share:.1%` of the target's
+# weights per pass, most of it the output head (Llama 3's large vocabulary alone is
+# {glue:text}`vocab_share:.1%` of the model); DeepSeek-V3's MTP module, one layer of a
+# mixture of experts, reads {glue:text}`mtp_share:.1%` of what a one-token step of the
+# target reads. A memory-bound draft step costs that share of a plain step, and the chart
+# below lets it vary.
+#
+# ## What a verify step costs
+#
+# The essay's four machines, each running Llama 3.1 8B at Q4_K the way chapter 8 prices a
+# local machine (llama.cpp on Metal for the Mac, on CUDA for the others), under two roofs:
+# the spec sheet's peaks, and llama.cpp's measured roofs from chapter 8 (the share of the
+# bandwidth ceiling published llama.cpp decode reaches, and the FLOP/s its published prefill
+# runs reach). Chapter 9's calibrated model is kept for the serving engines it was fitted on:
+# its small-matmul ramp, fitted on datacenter chips, would put a one-token step of this model
+# on the compute roof of a Mac, which measured Macs contradict.
+
+# %% tags=["remove-cell"]
+cost_rows = charts.verify_cost_rows()
+ridge = {(m, v): machines.ridge_tokens(m, v) for m in machines.MACHINES for v in machines.VIEWS}
+glue("ridge_mac", ridge[("M2 Ultra", "llama.cpp")])
+glue("ridge_spark", ridge[("DGX Spark", "llama.cpp")])
+glue("ridge_4090", ridge[("RTX 4090", "llama.cpp")])
+glue("ridge_h100", ridge[("H100 SXM", "llama.cpp")])
+glue("ridge_h100_peak", ridge[("H100 SXM", "peak")])
+glue("ridge_spark_peak", ridge[("DGX Spark", "peak")])
+glue("ridge_mac_peak", ridge[("M2 Ultra", "peak")])
+derived = [m for m in machines.MACHINES
+           if "derived" in machines.machine(m).roof(machines.WEIGHTS)[2]]
+glue_markdown("derived_peaks", " and ".join(derived))
+at16 = cost_rows[(cost_rows["tokens"] == 16) &
+                 (cost_rows["view"] == "llama.cpp")].set_index("machine")["relative"]
+glue("mac_16", at16["M2 Ultra"])
+glue("n16", 16)
+glue("spark_16", at16["DGX Spark"])
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-spec-verify-cost",
+    chart=charts.verify_costs(cost_rows, "What checking more tokens costs"),
+    caption="Time of one step of Llama 3.1 8B (Q4_K) that checks the given number of tokens "
+            "of one sequence, in plain one-token steps, for each machine; a menu picks the "
+            "roofs.",
+    source="napkin.speculative.verify_cost (napkin.predict.step) with data/hardware_specs.csv "
+           "and chapter 8's measured llama.cpp roofs (napkin.buying).",
+)
+
+# %% [markdown]
+# Every line is flat, then rises in proportion to the tokens: the ridge point of chapter 3
+# counted in tokens of this model. With llama.cpp's measured roofs a step turns
+# compute-bound at about {glue:text}`ridge_mac:.0f` tokens on the M2 Ultra,
+# {glue:text}`ridge_h100:.0f` on the H100 (llama.cpp's CUDA kernels reach a small share of
+# its tensor cores), {glue:text}`ridge_spark:.0f` on the DGX Spark and
+# {glue:text}`ridge_4090:.0f` on the RTX 4090; at the spec sheet's peaks, at
+# {glue:text}`ridge_mac_peak:.0f`, {glue:text}`ridge_h100_peak:.0f` and
+# {glue:text}`ridge_spark_peak:.0f` for the Mac, the H100 and the Spark (the peaks of the
+# {glue:md}`derived_peaks` are derived, not stated by their makers). So a step that
+# checks {glue:text}`n16:d` tokens costs {glue:text}`mac_16:.1f` plain steps on the Mac and
+# {glue:text}`spark_16:.1f` on the Spark. A batch multiplies the tokens in a step: $B$
+# sequences checking $k + 1$ tokens each reach the ridge $B$ times sooner.
+#
+# ## What published cycles cost
+#
+# The published numbers do not measure one thing. Papers time one stream against plain
+# Hugging Face decoding; engines time their own throughput at a fixed batch with and
+# without speculation; vendors sometimes change the engine and the number format at the same
+# time. `data/speculative_published.csv` says which for every row, and no number below mixes
+# two kinds:
+
+# %% tags=["hide-input"]
+tables.styled(published.definitions(), "table-spec-definitions",
+              {"speedup_definition": "What the speedup compares", "rows": "Rows"})
+
+# %% tags=["remove-cell"]
+one = published.batch1_cycles()
+glue("n_one", len(one))
+glue("one_median", one["cycle_relative"].median())
+glue("one_q25", one["cycle_relative"].quantile(0.25))
+glue("one_q75", one["cycle_relative"].quantile(0.75))
+edge = published.edge_llm()
+glue("edge_b1_low", edge["cycle_relative_b1"].min())
+glue("edge_b1_high", edge["cycle_relative_b1"].max())
+glue("edge_b8_low", edge["cycle_relative_b8"].min())
+glue("edge_b8_high", edge["cycle_relative_b8"].max())
+glue("edge_n", len(edge))
+glue("edge_batch", 8)
+
+# %% [markdown]
+# Where a row states both the acceptance length and the speedup, their ratio
+# $\tau / S$ is what a cycle cost in plain steps, with no model involved. Over the
+# {glue:text}`n_one:d` one-stream rows of the EAGLE papers {cite}`li2024eagle`
+# {cite}`li2024eagle2` {cite}`li2025eagle3` and Spec-Bench {cite}`spec_bench`, a cycle cost
+# {glue:text}`one_median:.2f` plain steps for the median row (half of them between
+# {glue:text}`one_q25:.2f` and {glue:text}`one_q75:.2f`), though many of those methods draft
+# a tree of candidates and verify all of it in one step: at batch 1 on a GPU, checking many
+# tokens is nearly free, as the roofline says. NVIDIA's TensorRT Edge-LLM
+# {cite}`trt_edge_llm_perf` reports the same models at batch 1 and
+# {glue:text}`edge_batch:d` on a Jetson AGX Thor;
+# over its {glue:text}`edge_n:d` pairs the cycle cost rises from
+# {glue:text}`edge_b1_low:.1f`-{glue:text}`edge_b1_high:.1f` plain steps at batch 1 to
+# {glue:text}`edge_b8_low:.1f`-{glue:text}`edge_b8_high:.1f` at batch
+# {glue:text}`edge_batch:d`, with the same
+# acceptance length: batching used up the arithmetic the draft's tokens were checked with.
+# The book holds no sourced roof for that chip, so the model does not predict these rows.
+
+# %% tags=["hide-input"]
+tables.styled(edge, "table-spec-edge-llm", {
+    "target_model": "Model (format)", "release": "Release",
+    "acceptance_length_tokens_b1": "Tokens per cycle, batch 1",
+    "acceptance_length_tokens_b8": "batch 8", "speedup_b1": "Speedup, batch 1",
+    "speedup_b8": "batch 8", "cycle_relative_b1": "Cycle in plain steps, batch 1",
+    "cycle_relative_b8": "batch 8"}, formats={
+    "acceptance_length_tokens_b1": "{:.2f}", "acceptance_length_tokens_b8": "{:.2f}",
+    "speedup_b1": "{:.2f}", "speedup_b8": "{:.2f}", "cycle_relative_b1": "{:.2f}",
+    "cycle_relative_b8": "{:.2f}"})
+
+# %% tags=["remove-cell"]
+SG, VL, DS = published.SWEEPS
+glue("sg_k", SG.k)
+glue("vl_k", VL.k)
+glue("ds_k", DS.k)
+glue("fit_batch", SG.fit_batch)
+glue("sg_top", int(SG.rows()["batch"].max()))
+glue("vl_top", int(VL.rows()["batch"].max()))
+glue_markdown("ds_batches", " and ".join(f"{b:.0f}" for b in sorted(DS.rows()["batch"])))
+glue("ds_a_low", DS.acceptance[0])
+glue("ds_a_high", DS.acceptance[1])
+
+# %% [markdown]
+# ## The model against published speedups
+#
+# Three published sweeps state what ran precisely enough to predict: the chip, the target
+# model, the draft and how many tokens it proposes. The EAGLE-3 paper {cite}`li2025eagle3`
+# ran EAGLE and EAGLE-3 heads for Llama 3.1 8B inside SGLang on one H100 (Table 3, a chain
+# of {glue:text}`sg_k:d` drafted tokens, batches up to {glue:text}`sg_top:d`) and inside vLLM
+# (Table 5, a chain of {glue:text}`vl_k:d`, batches up to {glue:text}`vl_top:d`, on an RTX
+# 3090 as its text says; a caption says A100); SGLang's documentation
+# {cite}`sglang_deepseek_mtp` reports DeepSeek-V3 with its MTP module on eight H200 at
+# batches {glue:md}`ds_batches` ({glue:text}`ds_k:d` drafted tokens). None states an
+# acceptance rate. For the two EAGLE sweeps it is fitted, per method, to the row at batch
+# {glue:text}`fit_batch:d` and every other batch is held out; for DeepSeek-V3 it is the
+# {glue:text}`ds_a_low:.0%`-{glue:text}`ds_a_high:.0%` DeepSeek's report gives for the MTP
+# module, and nothing at all is fitted. The step model's own parameters are chapter 9's,
+# fitted to other rows. The split was chosen before any prediction was made.
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-spec-published",
+    chart=charts.published(checked, "Published speedups against the model"),
+    caption="Published speedups of speculative decoding at each batch (points) and the "
+            "calibrated step model's and the plain roofline's predictions (lines); a menu "
+            "picks the sweep.",
+    source="data/speculative_published.csv (EAGLE-3 paper Tables 3 and 5; SGLang "
+           "documentation; DeepSeek-V3 report for the acceptance); napkin.speculative."
+           "published.",
+)
+
+# %% tags=["hide-input"]
+shown = published.errors(checked)
+tables.styled(shown, "table-spec-errors", {
+    "sweep": "Held-out rows", "n": "Rows (n)", "median_abs": "Median |error|",
+    "p90_abs": "90th pct |error|", "bias": "Bias", "roofline_median_abs": "Roofline median",
+    "roofline_p90_abs": "Roofline 90th pct"}, formats={
+    "median_abs": "{:.0%}", "p90_abs": "{:.0%}", "bias": "{:+.0%}",
+    "roofline_median_abs": "{:.0%}", "roofline_p90_abs": "{:.0%}"})
+
+# %% tags=["remove-cell"]
+sg = checked[checked["sweep"] == published.SWEEPS[0].name]
+sg3 = sg[sg["method"] == "EAGLE-3 (in SGLang)"].set_index("batch")
+glue("sg_median", err.loc[published.SWEEPS[0].name, "median_abs"])
+glue("sg_max", err.loc[published.SWEEPS[0].name, "max_abs"])
+glue("sg_a", sg3["acceptance"].iloc[0])
+mid = 8
+glue("sg_mid", mid)
+glue("sg_b8", sg3.loc[mid, "measured"])
+glue("sg_b8_pred", sg3.loc[mid, "predicted"])
+glue("sg_b64", sg3.iloc[-1]["measured"])
+glue("sg_b64_pred", sg3.iloc[-1]["predicted"])
+falls = sg3[sg3["predicted"] < sg3["predicted"].max() * 0.97].index.min()
+glue("sg_model_falls", int(falls))
+vl = err.loc[published.SWEEPS[1].name]
+glue("vl_median", vl["median_abs"])
+glue("vl_roof_median", vl["roofline_median_abs"])
+c3090 = published.SWEEPS[1].engine().constants
+plain3090 = cost(c3090, decode_work(c3090, 2, 512, 1), cal)
+glue("rtx3090_step_ms", 1e3 * float(plain3090.seconds[0]))
+glue("fit_batch_steps", SG.fit_batch)
+glue_markdown("rtx3090_bound", str(plain3090.bound[0]))
+others = published.errors(published.alternatives(cal).assign(
+    roofline_error=np.nan), ("chip",)).set_index("chip")
+glue("alt_pcie", others.loc["H100 PCIe", "median_abs"])
+glue("alt_a100", others.loc["A100 SXM", "median_abs"])
+ds = checked[checked["sweep"] == published.SWEEPS[2].name].set_index("batch")
+glue("ds_big", int(ds.index.max()))
+glue("ds_b1", ds.loc[1, "measured"])
+glue("ds_b1_low", ds.loc[1, "predicted_low"])
+glue("ds_b1_high", ds.loc[1, "predicted_high"])
+glue("ds_b32", ds.iloc[-1]["measured"])
+glue("ds_b32_low", ds.iloc[-1]["predicted_low"])
+glue("ds_b32_high", ds.iloc[-1]["predicted_high"])
+report = published.load()
+report = report[report["source_url"].str.contains(published.DEEPSEEK_REPORT, regex=False)]
+ds_speedup = float(report["speedup"].iloc[0])
+glue("ds_report_speedup", ds_speedup)
+glue("ds_cycle_low", (1 + DS.acceptance[0]) / ds_speedup)
+glue("ds_cycle_high", (1 + DS.acceptance[1]) / ds_speedup)
+
+# %% [markdown]
+# The vLLM sweep is predicted within {glue:text}`vl_median:.0%` for the median held-out row
+# (the plain roofline: {glue:text}`vl_roof_median:.0%`), but that match is no evidence for the
+# model's seconds on an RTX 3090: it puts even a plain step of
+# {glue:text}`fit_batch_steps:d` sequences at {glue:text}`rtx3090_step_ms:.0f` ms,
+# {glue:md}`rtx3090_bound`-bound, because its
+# small-matmul ramp was fitted on datacenter chips with many times the RTX 3090's FLOP/s. What
+# carries is the ratio of two steps, which is all a speedup needs. Read as an A100, the
+# caption's chip, the same sweep is within {glue:text}`alt_a100:.0%`.
+#
+# SGLang on the H100 is where the model errs most: median {glue:text}`sg_median:.0%`, up to
+# {glue:text}`sg_max:.0%`. With EAGLE-3 accepting {glue:text}`sg_a:.0%` of drafted tokens
+# (fitted at the smallest batch), the model keeps the speedup flat until about batch
+# {glue:text}`sg_model_falls:d`, while SGLang's already falls at batch {glue:text}`sg_mid:d`
+# ({glue:text}`sg_b8:.2f` against a predicted {glue:text}`sg_b8_pred:.2f`); at the largest
+# batch the two meet again ({glue:text}`sg_b64:.2f` and {glue:text}`sg_b64_pred:.2f`).
+# Something the
+# step model does not see costs SGLang more per drafted token as the batch grows, the
+# draft's own passes being the likeliest (they pay the per-step overhead of chapter 9
+# {glue:text}`sg_k:d` times a cycle, and an engine's batching of drafts is its own code);
+# that reading is not checked here. Read as an H100 PCIe the sweep is no closer
+# ({glue:text}`alt_pcie:.0%`).
+#
+# DeepSeek-V3 with nothing fitted: at batch 1 SGLang reports {glue:text}`ds_b1:.1f`x and the
+# model says {glue:text}`ds_b1_low:.2f`-{glue:text}`ds_b1_high:.2f`x for the report's range
+# of acceptance; at batch {glue:text}`ds_big:d`, {glue:text}`ds_b32:.1f`x against
+# {glue:text}`ds_b32_low:.2f`-{glue:text}`ds_b32_high:.2f`x. The model has the wrong sign of
+# change: a mixture of experts reads more experts for more tokens, which makes a verify step
+# of one sequence dearer than a plain one even at batch 1, and at the larger batch the plain
+# step already reads most experts, so in the model verifying gets relatively cheaper with
+# batch. SGLang serves DeepSeek-V3 with its own parallel layout and
+# kernels, which the step model of chapter 9 misses on this model too. DeepSeek's own report
+# gives {glue:text}`ds_report_speedup:.1f`x with one drafted token: a cycle that cost
+# {glue:text}`ds_cycle_low:.2f`-{glue:text}`ds_cycle_high:.2f` plain steps, on hardware and at
+# a batch it does not state.
+#
+# ## Speedup against batch on the essay's machines
+#
+# The chart recomputes equation {eq}`eq-spec-speedup` in the page for the essay's machines
+# as the sliders move: the acceptance rate (starting at the low end of what DeepSeek-V3
+# reports for its MTP module, {glue:text}`ds_a_low:.0%`), the draft step's share of a plain
+# step (starting at the EAGLE-3 head's, rounded) and the tokens drafted per cycle (starting
+# at SGLang's default for DeepSeek-V3, {glue:text}`ds_k:d`), under llama.cpp's measured roofs
+# or the spec sheet's.
+
+# %% tags=["remove-cell"]
+ACCEPTANCE, K = DS.acceptance[0], DS.k
+SHARE = round(eagle_share, 2)
+start = {"acceptance": ACCEPTANCE, "share": SHARE, "k": K, "view": "llama.cpp"}
+glue("default_share", SHARE)
+summary = machines.summary(ACCEPTANCE, SHARE, K)
+by = summary.set_index("machine")
+glue("mac_even", int(by.loc["M2 Ultra", "break_even_llama"]))
+glue("h100_even", int(by.loc["H100 SXM", "break_even_llama"]))
+glue("spark_even", int(by.loc["DGX Spark", "break_even_llama"]))
+glue("rtx_even", int(by.loc["RTX 4090", "break_even_llama"]))
+glue("mac_even_peak", int(by.loc["M2 Ultra", "break_even_peak"]))
+glue("s_b1", by.loc["DGX Spark", "speedup_b1"])
+glue("few", 4)
+glue("mac_b4", by.loc["M2 Ultra", "speedup_b4"])
+glue("spark_b4", by.loc["DGX Spark", "speedup_b4"])
+sg_a = float(sg3["acceptance"].iloc[0])
+serving_even = speculative.break_even(llama8, speculative.eagle(3), sg_a, SG.k,
+                                      calibration=cal)
+glue("h100_serving_even", int(serving_even))
+glue("h100_serving_band", err.loc[published.SWEEPS[0].name, "median_abs"])
+held = checked[(checked["sweep"] == SG.name) & (checked["split"] == "test")]
+glue("sg_over", (held["error"] > 0).mean())
+spark_serving = speculative.break_even(engine("DGX Spark", "Llama-3.1-8B", weights="BF16",
+                                              kv="bf16"), speculative.eagle(3), sg_a,
+                                       SG.k, calibration=cal)
+glue_markdown("spark_serving", "does not stop paying before its memory is full" if
+              spark_serving is None else f"stops paying at a batch of {spark_serving}")
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-spec-explorer",
+    chart=charts.explorer(machines.rows(), start, "Where speculation stops paying"),
+    caption="Speedup of speculative decoding over plain decoding against batch for the M2 "
+            "Ultra, DGX Spark, RTX 4090 and H100 SXM, recomputed in the page from the "
+            "sliders (acceptance rate, draft cost, drafted tokens) and the chosen roofs.",
+    source="napkin.speculative.machines (the step model of napkin.predict on "
+           "data/hardware_specs.csv and chapter 8's llama.cpp roofs); the same arithmetic as "
+           "napkin.speculative.speedup, tested to agree.",
+)
+
+# %% tags=["hide-input"]
+tables.styled(summary.assign(
+    break_even_llama=summary["break_even_llama"].map(
+        lambda v: "not before memory is full" if pd.isna(v) else f"{int(v):,}"),
+    break_even_peak=summary["break_even_peak"].map(
+        lambda v: "not before memory is full" if pd.isna(v) else f"{int(v):,}")),
+    "table-spec-machines", {
+        "machine": "Machine", "ridge_llama_tokens": "Ridge (tokens, llama.cpp roofs)",
+        "speedup_b1": "Speedup, batch 1", "speedup_b4": "Speedup, batch 4",
+        "break_even_llama": "Stops paying at batch (llama.cpp roofs)",
+        "break_even_peak": "(spec-sheet roofs)"},
+    formats={"ridge_llama_tokens": "{:.0f}", "speedup_b1": "{:.2f}", "speedup_b4": "{:.2f}"})
+
+# %% [markdown]
+# At batch 1 every machine gets the same {glue:text}`s_b1:.2f`x from these settings:
+# {glue:text}`ds_k:d` drafted tokens and the one they follow are fewer than any machine's
+# ridge. From there the
+# Mac loses it first. At batch {glue:text}`few:d` it keeps {glue:text}`mac_b4:.2f`x where the
+# Spark keeps
+# {glue:text}`spark_b4:.2f`x, and speculation stops paying at a batch of
+# {glue:text}`mac_even:d` on the Mac, {glue:text}`h100_even:d` on the H100 under llama.cpp,
+# {glue:text}`rtx_even:d` on the RTX 4090 and {glue:text}`spark_even:d` on the Spark. At the
+# spec sheet's peaks the Mac stops at {glue:text}`mac_even_peak:d` and the three NVIDIA
+# machines never stop before their memory is full at this context: with hundreds of
+# sequences each one's cache outweighs the weights, and a step is memory-bound again, on the
+# cache this time, where checking several tokens of a sequence reads its cache once.
+#
+# A serving engine on an H100 reaches far more of the tensor cores than llama.cpp. Priced by
+# chapter 9's calibrated model (BF16 weights, an EAGLE-3 head, SGLang's chain and the
+# acceptance fitted to its smallest batch), speculation stops paying at a batch of about
+# {glue:text}`h100_serving_even:d` on one H100, and on that sweep the model's median error
+# was {glue:text}`h100_serving_band:.0%`, and {glue:text}`sg_over:.0%` of its held-out rows
+# erred on the side of too much speedup: read the batch as an upper bound. The same model
+# on a DGX Spark, whose FP16 peak is derived rather than stated by NVIDIA,
+# {glue:md}`spark_serving`.
+
+# %% tags=["remove-cell"]
+plan = verify.plan_from_env()
+glue_markdown("plan_tokens", ", ".join(map(str, plan.tokens[:-1])) + f" and {plan.tokens[-1]}")
+glue_markdown("plan_depths", " and ".join(f"{d:,}" for d in plan.depths))
+glue("default_acceptance", ACCEPTANCE)
+
+# %% [markdown]
+# ## Measured on this machine
+#
+# What random weights can measure honestly is the verify step: one sequence, one context,
+# steps that add {glue:md}`plan_tokens` tokens at depths of {glue:md}`plan_depths` cached
+# tokens, timed as llama-bench times (a
+# warm-up, repetitions, mean and standard deviation), with chapter 3's batched decoder
+# feeding llama.cpp one sequence of several positions instead of several sequences of one
+# (`napkin.measure.verify`; `NAPKIN_VERIFY=full` measures more sizes and depths, and
+# `python -m napkin verify` does the same from a shell). The prediction beside it is this
+# machine's roofline from its own measured roof: llama.cpp's prefill rate on the same model
+# and the memory probe. A small synthetic draft model, with the target's vocabulary, is
+# timed beside it. Acceptance cannot be measured with random weights: what a draft guesses
+# right depends on what the weights say, so the speedup below takes the
+# {glue:text}`default_acceptance:.0%` from the papers.
+
+
+# %% tags=["nbval-ignore-output"]
+live = verify.live(plan)
+live_frame = verify.frame(live)
+glue_markdown("live_sentence", verify.sentence(live, ACCEPTANCE))
+tables.styled(live_frame, "table-spec-live", {
+    "depth": "Depth (tokens)", "tokens": "Tokens in the step", "step_s": "Step (s)",
+    "relative": "Measured (one-token steps)", "relative_stddev": "±",
+    "predicted_relative": "Roofline", "predicted_bound": "Predicted bound"},
+    formats={"depth": "{:,}", "step_s": "{:.4f}", "relative": "{:.2f}",
+             "relative_stddev": "{:.2f}", "predicted_relative": "{:.2f}"})
+
+# %% [markdown]
+# {glue:md}`live_sentence`
+
+# %% tags=["hide-input", "nbval-ignore-output"]
+napkin.Figure(
+    name="fig-spec-live",
+    chart=charts.live(live_frame, verify.who(live)),
+    caption="Time of a step that adds the given number of tokens to one sequence, in "
+            "one-token steps at the same depth: measured with llama.cpp (points, one standard "
+            "deviation) and the roofline of this machine's measured roof (dashed).",
+    source="Live: napkin.measure.verify (llama.cpp, synthetic model), napkin.measure.probe.",
+    live=True,
+    machine=verify.who(live),
+)
+
+# %% [markdown]
+# A reader with a real model and a smaller draft that shares its vocabulary can measure
+# acceptance too: set `NAPKIN_TARGET` and `NAPKIN_DRAFT` to the two GGUF files (or run
+# `python -m napkin verify --model ... --draft ...`) and the cell below decodes greedily with
+# and without the draft and reports the tokens each verify step kept.
+
+# %% tags=["nbval-ignore-output"]
+live_spec = verify.speculate_live(os.environ.get("NAPKIN_TARGET"),
+                                   os.environ.get("NAPKIN_DRAFT"))
+glue_markdown("end_to_end_sentence", verify.speculate_sentence(live_spec))
+
+# %% [markdown]
+# {glue:md}`end_to_end_sentence`
+#
+# ## What it changes in the buying advice
+
+# %% tags=["remove-cell"]
+ratio_plain = by.loc["M2 Ultra", "plain_tok_per_s"] / by.loc["DGX Spark", "plain_tok_per_s"]
+ratio_b4 = ratio_plain * by.loc["M2 Ultra", "speedup_b4"] / by.loc["DGX Spark", "speedup_b4"]
+glue("mac_plain", by.loc["M2 Ultra", "plain_tok_per_s"])
+glue("spark_plain", by.loc["DGX Spark", "plain_tok_per_s"])
+glue("ratio_plain", ratio_plain)
+glue("ratio_b4", ratio_b4)
+best = {}
+for name in ("M2 Ultra", "DGX Spark"):
+    ks = range(1, machines.K_MAX + 1)  # the chart's slider
+    s = [machines.machine_speedup(name, "llama.cpp", ACCEPTANCE, 0.0, k, 1) for k in ks]
+    best[name] = (int(np.argmax(s)) + 1, max(s))
+glue("free_mac_k", best["M2 Ultra"][0])
+glue("free_mac", best["M2 Ultra"][1])
+glue_markdown("free_spark_k", f"as many tokens as the chart allows ({best['DGX Spark'][0]})"
+              if best["DGX Spark"][0] == machines.K_MAX else f"{best['DGX Spark'][0]} tokens")
+glue("free_spark", best["DGX Spark"][1])
+
+# %% [markdown]
+# Chapter 8 ranks machines for one stream by bandwidth over the quantized model's size,
+# discounted by what llama.cpp reaches, and tells buyers to ignore paper FLOPs there. With
+# speculative decoding the first half survives and the second does not.
+#
+# For one stream and a draft costing {glue:text}`default_share:.0%` of a step, nothing
+# changes: every machine
+# multiplies its decode by the same factor, and the Mac decodes Llama 3.1 8B (Q4_K,
+# llama.cpp's measured roofs) at
+# {glue:text}`mac_plain:.0f` tokens/s against the Spark's {glue:text}`spark_plain:.0f`,
+# {glue:text}`ratio_plain:.1f`x, with or without a draft. The change comes with cheap drafts
+# and with a few streams at once. A draft that costs nothing (n-grams looked up in the
+# prompt) is worth drafting {glue:md}`free_spark_k` on the Spark, for
+# {glue:text}`free_spark:.1f`x, and only {glue:text}`free_mac_k:d` tokens on the Mac, for
+# {glue:text}`free_mac:.1f`x. And a few streams at once (an agent running subtasks, a small
+# team) keep the full speedup on the Spark but not on the Mac, whose lead at
+# {glue:text}`few:d` streams shrinks from
+# {glue:text}`ratio_plain:.1f`x to {glue:text}`ratio_b4:.1f`x. The essay's "watch out for
+# paper FLOPs" becomes: for decode at a handful of streams, arithmetic the machine really
+# reaches (the measured roof, not the paper one) decides how much of speculative decoding it
+# can use. For many users at once nothing changes: speculation stops paying at the batches
+# where chapter 3's roofline turns compute-bound, and memory for the caches, then bandwidth,
+# remain what to buy.
+#
+# ## What the essay says
+#
+# The essay never mentions speculative decoding, so most of it is untouched. One sentence is
+# concerned: "At batch size 1, decode has to read the whole model out of memory to emit one
+# token". The errata page checks it against a published stream:
+
+# %% tags=["remove-cell"]
+found = errata.erratum("ceiling_under_speculation")
+glue_markdown("erratum", found.data_says + ".")
+assert found.verdict == "inconsistent" and not found.conclusion_holds
+
+# %% [markdown]
+# {glue:md}`erratum`
+#
+# The essay's ceiling bounds how often the model reads its weights, not how many tokens
+# come out: it holds for plain decoding and stops being a ceiling once the software
+# speculates. Its arithmetic is right, and a single stream's speed still starts from it.
