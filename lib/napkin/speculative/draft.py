@@ -155,19 +155,22 @@ def constants(target: Engine, draft: Draft) -> Constants:
                          "step constants of its own")
     if draft.kind == "head":
         out = _head_constants(target, draft)
-        size = float(out.dense_weight_bytes[0] + out.expert_bytes[0] *
-                     (target.experts.routed if target.experts else 0))
-    else:
-        e = engines.engine(target.chip, draft.model, n_chips=target.tp,
-                           weights=draft.weights or target.weights,
-                           kv=_kv_of(target))
-        out = e.constants
-        size = e.model.weight_bytes
+        _smaller(target, draft, float(out.dense_weight_bytes[0] + out.expert_bytes[0] *
+                                      (target.experts.routed if target.experts else 0)))
+        return out
+    weights, kv = engines.weight_format(draft.weights or target.weights), _kv_of(target)
+    # sized before it is deployed: a draft too large for the chips should say it is too large
+    _smaller(target, draft,
+             engines._model(draft.model, weights, engines.kv_format(kv))[0].weight_bytes)
+    return engines.engine(target.chip, draft.model, n_chips=target.tp, weights=weights,
+                          kv=kv).constants
+
+
+def _smaller(target: Engine, draft: Draft, size: float) -> None:
     if size > target.model.weight_bytes:
         raise ValueError(f"the draft ({draft.name}, {size / 1e9:,.2f} GB of weights) is larger "
                          f"than the target ({target.model.weight_bytes / 1e9:,.2f} GB); a draft "
                          "must cost less than what it drafts for")
-    return out
 
 
 def weight_share(target: Engine, draft: Draft) -> float:
