@@ -17,7 +17,9 @@ from test_notebooks import SOURCES, load
 # number glued further down the page cannot be read next to the code that computes it. The
 # chapter's opening (everything before its first "## " heading) may summarise what comes later.
 
-_GLUE_REF = re.compile(r"\{glue:(?:text|md|any|math|figure)\}`([A-Za-z0-9_]+)(?::[^`]*)?`")
+# the role ({glue:text}`key`) and the directive (```{glue:md} key, on a line of its own)
+_GLUE_REF = re.compile(r"\{glue:(?:text|md|any|math|figure)\}`([A-Za-z0-9_]+)(?::[^`]*)?`"
+                       r"|^`{3,}\{glue(?::(?:md|any|math|figure))?\}[ \t]+([A-Za-z0-9_]+)", re.M)
 
 
 def _glue_layout(py: Path):
@@ -33,8 +35,8 @@ def _glue_layout(py: Path):
     refs: dict[str, list[int]] = {}
     for i, c in enumerate(cells):
         if c["cell_type"] == "markdown":
-            for key in _GLUE_REF.findall("".join(c["source"])):
-                refs.setdefault(key, []).append(i)
+            for role, directive in _GLUE_REF.findall("".join(c["source"])):
+                refs.setdefault(role or directive, []).append(i)
     return opening, glued, refs
 
 
