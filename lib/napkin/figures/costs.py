@@ -113,20 +113,27 @@ def trade(curves: pd.DataFrame, api: dict, title: str, subtitle: str | list) -> 
                                   scale=alt.Scale(domain=["owned", "rented"],
                                                   range=[[1, 0], [5, 3]]), legend=None),
         tooltip=tips)
+    band = _api_band(api, "API, median quote", ("API, median quote (USD)", "Cheapest provider",
+                                                "Dearest provider"))
+    return responsive(band + lines, 380, alt.Title(title, subtitle=subtitle))
+
+
+def _api_band(api: dict, text: str, titles: tuple[str, str, str]) -> alt.LayerChart:
+    """The APIs' prices as a shaded band from cheapest to dearest with a dashed rule at the
+    median, labelled ``text``; ``titles`` name the median, low and high in the tooltip."""
     band = pd.DataFrame([{"low": api["low"], "high": api["high"], "median": api["median"],
-                          "text": "API, median quote", "providers": api["providers"]}])
-    api_tips = [alt.Tooltip("median:Q", title="API, median quote (USD)", format=",.3~r"),
-                alt.Tooltip("low:Q", title="Cheapest provider", format=",.3~r"),
-                alt.Tooltip("high:Q", title="Dearest provider", format=",.3~r"),
-                alt.Tooltip("providers:N", title="Providers")]
+                          "text": text, "providers": api["providers"]}])
+    tips = [alt.Tooltip(f"{key}:Q", title=name, format=",.3~r")
+            for key, name in zip(("median", "low", "high"), titles)]
+    tips.append(alt.Tooltip("providers:N", title="Providers"))
     shade = alt.Chart(band).mark_rect(opacity=0.15, color=PALETTE["ceiling"]).encode(
-        y="low:Q", y2="high:Q", tooltip=api_tips)
+        y="low:Q", y2="high:Q", tooltip=tips)
     rule = alt.Chart(band).mark_rule(color=PALETTE["ceiling"], strokeDash=[2, 2]).encode(
-        y="median:Q", tooltip=api_tips)
+        y="median:Q", tooltip=tips)
     label = alt.Chart(band).mark_text(align="left", dy=-6, x=4, fontSize=11,
                                       color=PALETTE["ceiling"]).encode(y="median:Q",
                                                                        text="text:N")
-    return responsive(shade + rule + label + lines, 380, alt.Title(title, subtitle=subtitle))
+    return shade + rule + label
 
 
 def energy_check(check: pd.DataFrame, models: list[str], title: str) -> alt.Chart:
@@ -193,17 +200,6 @@ def measured_cost(runs: pd.DataFrame, api: dict, title: str,
               scale=alt.Scale(type="log"))
     lines = alt.Chart(df).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=40)).encode(
         x=x, y=y, color=color, tooltip=tips)
-    band = pd.DataFrame([{"low": api["low"], "high": api["high"], "median": api["median"],
-                          "text": "APIs' output price", "providers": api["providers"]}])
-    api_tips = [alt.Tooltip("median:Q", title="Output price, median (USD)", format=",.3~r"),
-                alt.Tooltip("low:Q", title="Cheapest", format=",.3~r"),
-                alt.Tooltip("high:Q", title="Dearest", format=",.3~r"),
-                alt.Tooltip("providers:N", title="Providers")]
-    shade = alt.Chart(band).mark_rect(opacity=0.15, color=PALETTE["ceiling"]).encode(
-        y="low:Q", y2="high:Q", tooltip=api_tips)
-    rule = alt.Chart(band).mark_rule(color=PALETTE["ceiling"], strokeDash=[2, 2]).encode(
-        y="median:Q", tooltip=api_tips)
-    label = alt.Chart(band).mark_text(align="left", dy=-6, x=4, fontSize=11,
-                                      color=PALETTE["ceiling"]).encode(y="median:Q",
-                                                                       text="text:N")
-    return responsive(shade + rule + label + lines, 320, alt.Title(title, subtitle=subtitle))
+    band = _api_band(api, "APIs' output price", ("Output price, median (USD)", "Cheapest",
+                                                 "Dearest"))
+    return responsive(band + lines, 320, alt.Title(title, subtitle=subtitle))
