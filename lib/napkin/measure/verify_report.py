@@ -1,0 +1,138 @@
+"""Verify steps against the roofline: the prediction, what a draft would buy, the prose.
+
+Reads the records :func:`napkin.measure.verify.run` makes (a plain dict, as saved under
+``results/``); nothing here runs llama.cpp. The prediction is the roofline of the machine's
+own measured roof: llama.cpp's prefill rate on the same model (chapter 3's compute roof) and
+the memory probe. Chapter 10 draws it.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import machine, synthetic
+
+
+def _model(record: dict, which: str = "model"):
+    from ..roofline import Model
+
+    m = record[which]
+    shape = synthetic.Shape(**m["synthetic"]["shape"])
+    return Model(name=f"synthetic {m['synthetic']['format']}", params=m["model_params"],
+                 weight_bytes=m["model_bytes"], config=shape.config())
+
+
+def roof(record: dict):
+    """This machine's roof: llama.cpp's prefill rate on the target and the probe's bandwidth
+    (chapter 3's, :func:`napkin.measure.batched.roof`)."""
+    from ..roofline import Roof
+
+    return Roof(name=machine.label(record["machine"]), flops_per_s=record["flops_per_s"],
+                bandwidth_bytes_per_s=record["bandwidth_bytes_per_s"],
+                flops_kind=record["kernel"]["kind"])
+
+
+def predicted_seconds(record: dict, tokens: int, depth: int, which: str = "model") -> float:
+    """The roofline's step of ``tokens`` tokens after ``depth`` cached ones on this machine's
+    measured roof: the weights read once, the cache read once, the FLOPs of every token."""
+    from ..roofline import mixed_step
+
+    return mixed_step(_model(record, which), roof(record), prefill=[(depth, tokens)]).seconds
+
+
+def frame(record: dict | None) -> pd.DataFrame:
+    """Measured and predicted seconds per step and cost relative to a one-token step, per
+    depth and size (empty when there was no measurement)."""
+    cols = ["depth", "tokens", "step_s", "stddev_s", "relative", "relative_stddev",
+            "predicted_s", "predicted_relative", "predicted_bound"]
+    if record is None:
+        return pd.DataFrame(columns=cols)
+    from ..roofline import mixed_step
+
+    m, r = _model(record), roof(record)
+    rows = []
+    for p in record["points"]:
+        step = mixed_step(m, r, prefill=[(p["depth"], p["tokens"])])
+        one = mixed_step(m, r, prefill=[(p["depth"], 1)])
+        rows.append({**{k: p[k] for k in cols[:6]}, "predicted_s": step.seconds,
+                     "predicted_relative": step.seconds / one.seconds,
+                     "predicted_bound": step.bound})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def draft_share(record: dict) -> pd.DataFrame:
+    """The draft's step over the target's plain step at each depth, measured (repetition by
+    repetition, the two interleaved) and predicted (the roofline of both on this machine)."""
+    rows = []
+    for p in record["draft_points"]:
+        d = p["depth"]
+        rows.append({"depth": d, "draft_s": p["step_s"], "share": p["relative"],
+                     "share_stddev": p["relative_stddev"],
+                     "predicted_share": predicted_seconds(record, 1, d, "draft") /
+                     predicted_seconds(record, 1, d)})
+    return pd.DataFrame(rows)
+
+
+def buys(record: dict | None, acceptance: float, depth: int | None = None) -> pd.DataFrame:
+    """What speculative decoding would buy on this machine: for every measured verify size
+    ``n = k + 1`` above one, the speedup ``tau(a, k) / (k x draft share + verify cost)`` from
+    the measured costs and the given acceptance (which random weights cannot measure)."""
+    from ..speculative.acceptance import expected_tokens
+
+    cols = ["depth", "k", "verify_tokens", "tokens_per_cycle", "verify_relative",
+            "draft_share", "cycle_relative", "speedup"]
+    if record is None:
+        return pd.DataFrame(columns=cols)
+    df = frame(record)
+    shares = draft_share(record).set_index("depth")["share"]
+    depth = max(df["depth"]) if depth is None else depth
+    rows = []
+    for _, r in df[(df["depth"] == depth) & (df["tokens"] > 1)].iterrows():
+        k = int(r["tokens"]) - 1
+        tau = expected_tokens(acceptance, k)
+        cycle = k * shares[depth] + r["relative"]
+        rows.append({"depth": depth, "k": k, "verify_tokens": int(r["tokens"]),
+                     "tokens_per_cycle": tau, "verify_relative": r["relative"],
+                     "draft_share": shares[depth], "cycle_relative": cycle,
+                     "speedup": tau / cycle})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def who(record: dict | None) -> str:
+    """The label a live figure carries."""
+    if record is None:
+        return "no live measurement (llama.cpp unavailable where this page was built)"
+    return f"{machine.label(record['machine'])}, llama.cpp on the CPU"
+
+
+def sentence(record: dict | None, acceptance: float) -> str:
+    """The live result in Markdown, every number computed."""
+    if record is None:
+        return ("This page was built where llama.cpp could not run, so there is no live "
+                "verify-step curve; run the notebook on your machine to draw yours.")
+    df = frame(record)
+    deep = df[df["depth"] == df["depth"].max()].set_index("tokens")
+    steps = [n for n in deep.index if n > 1]
+    costs = "; ".join(f"{n} tokens **{deep.loc[n, 'relative']:.2f}x** (roofline "
+                      f"{deep.loc[n, 'predicted_relative']:.2f}x)" for n in steps)
+    share = draft_share(record).set_index("depth")
+    best = buys(record, acceptance).sort_values("speedup").iloc[-1]
+    r = roof(record)
+    text = (f"On the machine that built this page ({who(record)}; "
+            f"{record.get('threads_reason', 'every core')}), at "
+            f"{int(deep['depth'].iloc[0]):,} cached tokens a step cost, in one-token steps: "
+            f"{costs}. The roofline is this machine's measured roof, llama.cpp's prefill at "
+            f"{r.flops_per_s / 1e9:,.0f} GFLOP/s and memory at "
+            f"{r.bandwidth_bytes_per_s / 1e9:,.1f} GB/s.")
+    if deep.loc[steps[0], "relative"] > 1.5 * deep.loc[steps[0], "predicted_relative"]:
+        text += (" Steps of a few tokens cost far more than the roofline says here: "
+                 "llama.cpp's CPU path for small batches does not share one read of the "
+                 "weights among their tokens the way its prefill path does (plausibly the "
+                 "small-batch matmul path chapter 3's batch curve ran into).")
+    text += (f" The synthetic draft's step cost **{share['share'].iloc[-1]:.0%}** of the "
+             f"target's (its bytes predict {share['predicted_share'].iloc[-1]:.0%}). With "
+             f"the acceptance rate of {acceptance:.0%} from the papers, the best draft "
+             f"length here is **{int(best['k'])}** tokens, for a speedup of "
+             f"**{best['speedup']:.2f}x**")
+    return text + (": speculative decoding would not pay on this machine with this software."
+                   if best["speedup"] < 1 else ".")
