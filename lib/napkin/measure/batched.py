@@ -40,7 +40,6 @@ from .probe import read_bandwidth
 from .batched_report import (bend, bend_fit, bend_sentence, closing_note, efficiency, frame,
                              model_of, predicted_bend, roof, sentence, shape_sentence, who)
 from .inprocess import InProcess
-from .results import MeasurementUnavailable
 
 SCHEMA = "napkin.measure.batched/1"
 
@@ -257,15 +256,10 @@ def _prefill_flops_per_token(synthetic_info: dict, info: dict, n_tokens: int) ->
 
 def live(plan: BatchPlan = QUICK, **kwargs) -> dict | None:
     """For a notebook cell: run and save, or say in one sentence why not (None)."""
-    from .record import save
+    from .record import live as run_live
 
-    try:
-        record = run(plan, progress=session.quiet, **kwargs)
-    except MeasurementUnavailable as err:
-        print(f"No live batched-decode measurement on this machine: {err}.")
-        return None
-    record["saved_to"] = str(save(record | {"mode": f"batched-{record['mode']}"}))
-    return record
+    return run_live(lambda: run(plan, progress=session.quiet, **kwargs),
+                    "batched-decode measurement", save_as="batched")
 
 
 __all__ = ["BatchPlan", "QUICK", "FULL", "BatchedDecoder", "run", "live", "bend", "bend_fit",

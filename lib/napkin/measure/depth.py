@@ -26,7 +26,6 @@ from . import bandwidth as bandwidths
 from . import machine, synthetic
 from .probe import read_bandwidth
 from .record import backend_label, bandwidth_label
-from .results import MeasurementUnavailable
 from .runner import make_runner
 from .session import Progress, cache_dir, ensure_room, quiet
 
@@ -169,12 +168,11 @@ def frame(record: dict | None) -> pd.DataFrame:
 
 
 def live(plan: DepthPlan = QUICK, **kwargs) -> dict | None:
-    """For a notebook cell: the sweep's record, or one sentence on why not (None)."""
-    try:
-        return run(plan, **kwargs)
-    except MeasurementUnavailable as err:
-        print(f"No live measurement on this machine: {err}.")
-        return None
+    """For a notebook cell: the sweep's record (not saved: the chapter only draws it), or one
+    sentence on why not (None)."""
+    from .record import live as run_live
+
+    return run_live(lambda: run(plan, **kwargs), save_as=None)
 
 
 def sentence(record: dict | None) -> str:

@@ -21,6 +21,23 @@ def results_dir() -> Path:
     return (root if (root / "pyproject.toml").is_file() else Path.cwd()) / "results"
 
 
+def live(measure, what: str = "measurement", save_as: str | None = ""):
+    """For a notebook cell: ``measure()``'s record, saved as a new file under ``results/``
+    (its mode prefixed ``save_as``; None: not saved), or one sentence on why this machine
+    cannot measure, and None, so that a page built where llama.cpp cannot run still builds."""
+    from .results import MeasurementUnavailable
+
+    try:
+        record = measure()
+    except MeasurementUnavailable as err:
+        print(f"No live {what} on this machine: {err}.")
+        return None
+    if save_as is not None:
+        mode = f"{save_as}-{record['mode']}" if save_as else record["mode"]
+        record["saved_to"] = str(save(record | {"mode": mode}))
+    return record
+
+
 def save(record: dict, directory: Path | None = None) -> Path:
     """Write ``record`` to a new file; an earlier result is never overwritten."""
     directory = Path(directory or results_dir())

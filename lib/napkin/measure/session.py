@@ -187,13 +187,7 @@ def run_record(path: Path, synthetic_info: dict | None, measured: Measurement,
 
 def live(plan: Plan = QUICK, **kwargs) -> dict | None:
     """For a notebook cell: run and save ``plan``, or say in one sentence why not (None)."""
-    from .record import save
+    from .record import live as run_live
 
-    try:
-        record = run(plan, progress=quiet, **kwargs)
-    except MeasurementUnavailable as err:
-        print(f"No live measurement on this machine: {err}.")
-        return None
-    record["saved_to"] = str(save(record))
-    return record
+    return run_live(lambda: run(plan, progress=quiet, **kwargs))
 

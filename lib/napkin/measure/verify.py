@@ -43,7 +43,6 @@ from . import bandwidth as bandwidths
 from . import machine, session, synthetic
 from .batched import BatchedDecoder, _prefill_flops_per_token
 from .probe import read_bandwidth
-from .results import MeasurementUnavailable
 from .speculation import (PROMPT, SPECULATE_SCHEMA, native_speculative_available, speculate,
                           speculate_live, speculate_sentence)
 from .verify_report import (buys, draft_share, frame, predicted_seconds, roof, sentence,
@@ -271,15 +270,10 @@ def run(plan: VerifyPlan = QUICK, threads: int | None = None,
 
 def live(plan: VerifyPlan = QUICK, **kwargs) -> dict | None:
     """For a notebook cell: the record, saved, or one sentence on why not (None)."""
-    from .record import save
+    from .record import live as run_live
 
-    try:
-        record = run(plan, progress=session.quiet, **kwargs)
-    except MeasurementUnavailable as err:
-        print(f"No live verify-step measurement on this machine: {err}.")
-        return None
-    record["saved_to"] = str(save(record | {"mode": f"verify-{record['mode']}"}))
-    return record
+    return run_live(lambda: run(plan, progress=session.quiet, **kwargs), "verify-step measurement",
+                    save_as="verify")
 
 
 __all__ = ["SCHEMA", "DRAFT_SHAPE", "VerifyPlan", "QUICK", "FULL", "plan_from_env",
