@@ -147,24 +147,32 @@ def ratio_strip(df: pd.DataFrame, essay_gap: float,
                                         range=[FAMILY_COLORS[f] for f in families])),
         shape=alt.Shape("protocol:N", title="Test", sort=protocols,
                         scale=alt.Scale(domain=protocols)),
-        tooltip=[alt.Tooltip("machine:N", title="Machine"), alt.Tooltip("model:N", title="Model"),
-                 alt.Tooltip("detail:N", title="Build / backend"),
-                 alt.Tooltip("protocol:N", title="Test"),
-                 alt.Tooltip("pp_tok_per_s:Q", title="Prefill (tok/s)", format=",.1f"),
-                 alt.Tooltip("tg_tok_per_s:Q", title="Decode (tok/s)", format=",.2f"),
-                 alt.Tooltip("ratio:Q", title="Ratio", format=".1f"),
-                 alt.Tooltip("confidence:N", title="Confidence in the figure")]
-        + ([alt.Tooltip("flash_attention:N", title="Flash attention")]
-           if "flash_attention" in df else []),
-    ).transform_calculate(
-        # a deterministic spread inside each row, from the ratio itself
-        jitter="(((datum.pp_tok_per_s * 7919 + datum.tg_tok_per_s * 104729) % 1000) / 500) - 1")
+        tooltip=_run_tips(df, [alt.Tooltip("machine:N", title="Machine"),
+                               alt.Tooltip("model:N", title="Model"),
+                               alt.Tooltip("detail:N", title="Build / backend"),
+                               alt.Tooltip("protocol:N", title="Test")]),
+    ).transform_calculate(jitter=_JITTER)
     rule = alt.Chart(pd.DataFrame({"x": [essay_gap], "label": ["the essay's gap on DGX Spark"]})) \
         .mark_rule(color=PALETTE["ceiling"], strokeDash=[4, 3]).encode(
             x="x:Q", tooltip=[alt.Tooltip("label:N", title="Rule"),
                               alt.Tooltip("x:Q", title="Ratio", format=".0f")])
     return responsive(rule + points, 70 * len(families) + 40, alt.Title(
         title, subtitle="each point: one published run, prefill over decode tokens/s"))
+
+
+# a deterministic spread of the points inside each row, from the run's own two rates
+_JITTER = "(((datum.pp_tok_per_s * 7919 + datum.tg_tok_per_s * 104729) % 1000) / 500) - 1"
+
+
+def _run_tips(df: pd.DataFrame, first: list) -> list:
+    """A published run's tooltip: ``first`` (what names the run), then its two rates, their
+    ratio, the confidence in them and, where recorded, flash attention."""
+    return first + [alt.Tooltip("pp_tok_per_s:Q", title="Prefill (tok/s)", format=",.1f"),
+                    alt.Tooltip("tg_tok_per_s:Q", title="Decode (tok/s)", format=",.2f"),
+                    alt.Tooltip("ratio:Q", title="Ratio", format=".1f"),
+                    alt.Tooltip("confidence:N", title="Confidence in the figure")] + (
+        [alt.Tooltip("flash_attention:N", title="Flash attention")]
+        if "flash_attention" in df else [])
 
 
 def like_for_like(df: pd.DataFrame) -> alt.Chart:
@@ -183,17 +191,10 @@ def like_for_like(df: pd.DataFrame) -> alt.Chart:
         color=alt.Color("family:N", title=None, sort=families,
                         scale=alt.Scale(domain=families,
                                         range=[FAMILY_COLORS[f] for f in families])),
-        tooltip=[alt.Tooltip("machine:N", title="Machine"),
-                 alt.Tooltip("comparison:N", title="Model and test"),
-                 alt.Tooltip("detail:N", title="Build / backend"),
-                 alt.Tooltip("pp_tok_per_s:Q", title="Prefill (tok/s)", format=",.1f"),
-                 alt.Tooltip("tg_tok_per_s:Q", title="Decode (tok/s)", format=",.2f"),
-                 alt.Tooltip("ratio:Q", title="Ratio", format=".1f"),
-                 alt.Tooltip("confidence:N", title="Confidence in the figure")]
-        + ([alt.Tooltip("flash_attention:N", title="Flash attention")]
-           if "flash_attention" in df else []),
-    ).transform_calculate(
-        jitter="(((datum.pp_tok_per_s * 7919 + datum.tg_tok_per_s * 104729) % 1000) / 500) - 1")
+        tooltip=_run_tips(df, [alt.Tooltip("machine:N", title="Machine"),
+                               alt.Tooltip("comparison:N", title="Model and test"),
+                               alt.Tooltip("detail:N", title="Build / backend")]),
+    ).transform_calculate(jitter=_JITTER)
     return responsive(points, 70 * len(order) + 40, alt.Title(
         "The gap, like for like",
         subtitle="each row: one model and one llama-bench test; each point: one machine's run"))
