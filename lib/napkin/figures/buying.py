@@ -222,7 +222,7 @@ def calculator(rows: pd.DataFrame, presets: dict, formats: list[str], models_sho
         ", ".join(f"'{k}': '{buying.RANK_BY[w.rank_by]}'" for k, w in presets.items()) +
         ", 'custom': 'time to first token'})[preset] : ({" +
         ", ".join(f"'{k}': '{v}'" for k, v in buying.RANK_BY.items()) + "})[rank_by]), "
-        "'(left out: too small or unmeasured; faint: a Mac over its default GPU limit)']")
+        "'(left out: too small or unmeasured;', 'faint: a Mac over its default GPU limit)']")
     return responsive((ranges + dots + labels).add_params(
         *_sliders(presets, formats, models_shown, default, custom)), 520, alt.Title(readout))
 

@@ -86,7 +86,8 @@ def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float
                    "beat_rent", "beat_api")
         labels = labels.transform_calculate(audit=" + ';' + ".join(
             f"'{k}=' + datum.{k}" for k in audited)).encode(description="audit:N")
-    title = alt.ExprRef("['What a million tokens cost', wl + ', ' + us + ' user(s) at once']")
+    # one short line each: a title computed in the page cannot be wrapped to a phone's width
+    title = alt.ExprRef("['What a million tokens cost', wl, us + ' user(s) at once']")
     return responsive((ranges + dots + labels).add_params(workload, users, hours, elec, life),
                       340, alt.Title(title))
 

@@ -67,7 +67,7 @@ def capacity_turn(curves: pd.DataFrame, essay_point: dict, default_model: str) -
                        free_GiB=curves["free_bytes"] / GiB)
     long = pd.concat([
         df[df["max_batch"] > 0].assign(line="fits in memory", batch=lambda d: d["max_batch"]),
-        df[df["needed_batch"].notna()].assign(line="needed to reach the ridge",
+        df[df["needed_batch"].notna()].assign(line="to reach the ridge",
                                               batch=lambda d: d["needed_batch"]),
     ], ignore_index=True)
     models = list(dict.fromkeys(df["model"]))
@@ -81,7 +81,7 @@ def capacity_turn(curves: pd.DataFrame, essay_point: dict, default_model: str) -
               scale=alt.Scale(type="log", domain=[1, 100000], nice=False))
     color = alt.Color("chip:N", title=None, sort=chips, scale=_chip_scale(chips))
     dash = alt.StrokeDash("line:N", title=None, sort=["fits in memory",
-                                                      "needed to reach the ridge"],
+                                                      "to reach the ridge"],
                           scale=alt.Scale(range=[[1, 0], [5, 4]]))
     tooltip = [alt.Tooltip("chip:N", title="Chip"), alt.Tooltip("line:N", title="Line"),
                alt.Tooltip("context_tokens:Q", title="Context (tokens)", format=","),

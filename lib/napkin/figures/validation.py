@@ -77,7 +77,7 @@ def gain(table: pd.DataFrame, title: str) -> alt.Chart:
             alt.Tooltip("bias:Q", title="Bias (median error)", format="+.0%")]
     color = alt.Color("model:N", title=None, sort=list(MODEL_COLORS), scale=alt.Scale(
         domain=list(MODEL_COLORS), range=list(MODEL_COLORS.values())))
-    y = alt.Y("group:N", sort=order, title=None, axis=alt.Axis(labelLimit=200))
+    y = alt.Y("group:N", sort=order, title=None)  # the theme's label limit, narrower on a phone
     offset = alt.YOffset("model:N", sort=list(MODEL_COLORS))
     x = alt.X("median:Q", title="absolute error, held-out rows (log scale)",
               scale=alt.Scale(type="log"), axis=alt.Axis(format="%"))
