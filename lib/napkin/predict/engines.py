@@ -144,8 +144,10 @@ def _catalog_model(name: str, weights: str, kv: str) -> tuple[roofline.Model, fl
     return deployment.model_of(name, weights, kv), catalog.params(name)
 
 
-def _model(model, weights: str, kv: str) -> tuple[roofline.Model, float]:
-    """The roofline's model and its total parameter count. A book model's counts come from
+def resolve_model(model, weights: str, kv: str) -> tuple[roofline.Model, float]:
+    """The roofline's model and its total parameter count for anything :func:`engine` takes
+    as a model, before it is deployed (a draft is sized with it). ``weights`` and ``kv`` are
+    keys from :func:`weight_format` and :func:`kv_format`. A book model's counts come from
     the catalog; a config mapping's from :func:`experts.param_counts` (experts honoured)."""
     bpw = BITS_PER_WEIGHT[weights] / 8
     if isinstance(model, roofline.Model):
@@ -189,7 +191,7 @@ def engine(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: str
     tp = _count("n_chips", n_chips)
     pp = _count("pipeline", pipeline)
     w, k = weight_format(weights), kv_format(kv)
-    m, total = _model(model, w, k)
+    m, total = resolve_model(model, w, k)
     share = float(share_of_chip)
     if not 0 < share <= 1:
         raise ValueError(f"share_of_chip must be in (0, 1], got {share_of_chip!r}")

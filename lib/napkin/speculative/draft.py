@@ -161,7 +161,7 @@ def constants(target: Engine, draft: Draft) -> Constants:
     weights, kv = engines.weight_format(draft.weights or target.weights), _kv_of(target)
     # sized before it is deployed: a draft too large for the chips should say it is too large
     _smaller(target, draft,
-             engines._model(draft.model, weights, engines.kv_format(kv))[0].weight_bytes)
+             engines.resolve_model(draft.model, weights, engines.kv_format(kv))[0].weight_bytes)
     return engines.engine(target.chip, draft.model, n_chips=target.tp, weights=weights,
                           kv=kv).constants
 
