@@ -14,6 +14,10 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.py)) $(wildcard book/*.py)
 # a change in lib/ or data/ must re-execute every notebook, so both caches go.
 INPUTS := $(shell find lib data -type f -not -name '*.pyc' 2>/dev/null)
 INPUTS_STAMP := _build/.inputs-stamp
+# llama.cpp's AMX matmul crashes on some Xeons (llama.cpp issue #20824, open): where the CPU
+# has AMX the binding is compiled without it (GCC's -mno-* flags win over -march=native).
+NO_AMX := $(if $(shell grep -qsw amx_tile /proc/cpuinfo && echo amx),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
+BINDING_CMAKE_ARGS := $(if $(NO_AMX),-DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)')
 
 .DEFAULT_GOAL := help
 .PHONY: help env book test test-lib test-notebooks test-site serve lab sync measure figures clean distclean freeze
@@ -37,7 +41,8 @@ $(STAMP): requirements.txt pyproject.toml
 	@echo "==> [env] creating $(VENV) from requirements.txt (first time only)"
 	@echo "    llama-cpp-python compiles llama.cpp from source: about 7 minutes on 2 cores, once."
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt
+	@CMAKE_ARGS="$(BINDING_CMAKE_ARGS) $$CMAKE_ARGS" \
+	  $(PY) -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt
 	@# The CFF schema that validates CITATION.cff ships in cffconvert's wheel; cffconvert
 	@# itself pins jsonschema<4, which the book cannot use, so only its wheel is fetched.
 	@$(PY) -m pip download --disable-pip-version-check --quiet --no-deps cffconvert==2.0.0 \

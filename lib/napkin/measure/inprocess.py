@@ -68,6 +68,14 @@ class InProcess:
         self._backend = backends.from_binding(llama_cpp)
         self.gpu = self._backend.gpu
         self.why = why
+        # llama.cpp's AMX matmul crashes the process on some Xeons (llama.cpp issue #20824,
+        # open); a binding built with it runs without its extra weight buffers (AMX and the
+        # repacked layouts), and says so. `make env` builds the binding without AMX.
+        self.amx = "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode()
+        if self.amx:
+            self.why = (f"{why}; this binding was built with llama.cpp's AMX kernels, which "
+                        "crash on some Xeons (llama.cpp #20824), so its extra weight buffers "
+                        "(AMX, repacking) are off")
 
     def backend(self) -> backends.Backend:
         return self._backend
@@ -92,6 +100,8 @@ class InProcess:
         path = check_model(path)
         params = self.llama.llama_model_default_params()
         params.n_gpu_layers = 999 if (self.gpu if gpu is None else gpu) else 0
+        if self.amx:
+            params.use_extra_bufts = False
         model = self.llama.llama_model_load_from_file(str(path).encode(), params)
         if not model:
             raise ValueError(f"llama.cpp could not load {path} (a corrupt or unsupported GGUF?); "
