@@ -20,11 +20,12 @@ NO_AMX := $(if $(shell grep -qsw amx_tile /proc/cpuinfo && echo amx),-mno-amx-ti
 BINDING_CMAKE_ARGS := $(if $(NO_AMX),-DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)')
 
 .DEFAULT_GOAL := help
-.PHONY: help env book test test-lib test-notebooks test-site serve lab sync measure figures clean distclean freeze
+.PHONY: help env check book test serve lab sync measure figures clean distclean freeze
 
 help:
 	@echo "make book     build the site into $(HTML) (creates $(VENV) on first use)"
-	@echo "make test     every test: library, data, notebooks (nbval), book build, site in a browser"
+	@echo "make check    the quick loop: library, data, pairing, glue keys, lint (about a minute)"
+	@echo "make test     every test: library, llama.cpp, book build, each notebook against its stored outputs, site in a browser"
 	@echo "make serve    serve the built site on http://localhost:$(PORT)/"
 	@echo "make lab      JupyterLab on the notebooks"
 	@echo "make sync     after editing notebooks/*.py: re-pair and re-execute the .ipynb files"
@@ -59,14 +60,16 @@ book: $(STAMP) $(INPUTS_STAMP)
 	@$(BIN)/jupyter-book build . --builder html $(JB_FLAGS)
 	@echo "==> [book] done. Open file://$(CURDIR)/$(HTML)/index.html or run 'make serve'"
 
+check: $(STAMP)
+	@echo "==> [check] library, data, notebook pairing, glue keys and lint (no llama.cpp, no book build)"
+	@$(PY) -m pytest tests -m "not slow and not browser and not site" -q
+
 test: $(STAMP)
-	@echo "==> [test 1/4] library, data and notebook pairing"
+	@echo "==> [test 1/3] library, data and notebook pairing, llama.cpp included"
 	@$(PY) -m pytest tests -m "not browser and not site" -q
-	@echo "==> [test 2/4] nbval: re-execute every notebook and compare with its stored outputs"
-	@$(PY) -m pytest --nbval -q notebooks book
-	@echo "==> [test 3/4] book build with -n -W --keep-going"
+	@echo "==> [test 2/3] book build with -n -W --keep-going: every notebook executed once"
 	@$(MAKE) --no-print-directory book
-	@echo "==> [test 4/4] the built site: exported figures, links, and every page in headless Chromium, network blocked"
+	@echo "==> [test 3/3] the built book: each execution against the notebook's stored outputs, exported figures, links, and every page in headless Chromium, network blocked"
 	@$(PY) -m pytest tests -m "browser or site" -q
 	@echo "==> [test] all passed"
 

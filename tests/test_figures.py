@@ -50,6 +50,17 @@ def test_every_figure_draws_with_the_vega_lite_jupyterlab_ships():
         assert svg.startswith("<svg") and "<path" in svg, fig["name"]
 
 
+def test_every_figure_draws_its_marks_on_its_plot():
+    """No mark at a coordinate that is not a number, outside its plot, or all on one edge,
+    at a laptop's and a phone's width (rendered offline by the site's Vega-Lite)."""
+    from napkin.charts import misdrawn
+
+    for fig in committed_figures():
+        for width in (640, 320):
+            problems = misdrawn(fig["spec"], width)
+            assert not problems, f"{fig['name']} at {width} px: {problems}"
+
+
 def test_citation_cff_validates_against_the_cff_schema():
     import jsonschema
 

@@ -97,7 +97,21 @@ class Visit:
             route.abort()
 
     def open(self, url: str) -> dict:
+        """Load ``url``, wait for its charts, and read what it drew. A page may still be
+        settling when it fires ``load`` (the theme rewrites the address, the previous page's
+        scripts finish): a read that lands in a navigation is made again once it is over."""
+        from playwright.sync_api import Error
+
         self.page.goto(url, wait_until="load")
+        for attempt in range(3):
+            try:
+                return self._read()
+            except Error as err:
+                if "context was destroyed" not in str(err) or attempt == 2:
+                    raise
+                self.page.wait_for_load_state("load")
+
+    def _read(self) -> dict:
         charts = self.page.locator(".napkin-chart")
         n = charts.count()
         if n:

@@ -4,6 +4,7 @@ the library, and the live measurement (with and without llama.cpp)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -353,8 +354,36 @@ def test_prediction_is_this_machines_roofline(tiny_record):
     assert buys["speedup"].to_numpy() == pytest.approx(
         (buys["tokens_per_cycle"] / (buys["k"] * buys["draft_share"] +
                                      buys["verify_relative"])).to_numpy())
-    text = verify.sentence(tiny_record, 0.85)
+    text = verify.sentence(_quiet(tiny_record), 0.85)
     assert "one-token steps" in text and "**" in text
+
+
+def _quiet(record: dict) -> dict:
+    """The record as a quiet machine would have timed it (each extra token a tenth of a
+    step, a small spread): what the sentence says must not depend on how busy the machine
+    running the tests is."""
+    record = copy.deepcopy(record)
+    for p in record["points"]:
+        p["relative"] = 1 + 0.1 * (p["tokens"] - 1)
+        p["relative_stddev"] = 0.0 if p["tokens"] == 1 else 0.01
+        p["step_s"] = 0.01 * p["relative"]
+    return record
+
+
+@pytest.mark.parametrize("change,why", [
+    (lambda p: p["tokens"] > 1 and {"relative": 0.6}, "cheaper than a step that does less"),
+    (lambda p: p["tokens"] == 2 and {"step_s": 0.0}, "have no usable time"),
+    (lambda p: p["tokens"] > 1 and {"relative_stddev": 9.0}, "standard deviation"),
+])
+def test_a_busy_machines_verify_steps_are_not_read(tiny_record, change, why):
+    """A step that checks more tokens measured cheaper than one token, a step timed at
+    nothing, or noise as large as the signal: the sentence says so and draws no speedup."""
+    record = _quiet(tiny_record)
+    assert verify.unreadable(record) == ""
+    record["points"] = [p | (change(p) or {}) for p in record["points"]]
+    assert why in verify.unreadable(record)
+    text = verify.sentence(record, 0.85)
+    assert "cannot be read" in text and "speedup" in text and "best draft" not in text
 
 
 @pytest.mark.parametrize("kwargs,field", [({"tokens": (2, 4)}, "include 1"),

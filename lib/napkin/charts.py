@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from dataclasses import dataclass
 
 import altair as alt
+import numpy as np
+import pandas as pd
 
 #: Output metadata key under which a figure's name, caption and source travel
 #: with the notebook, so exporters can find every figure without re-running it.
@@ -82,6 +85,80 @@ def responsive(chart, height: int, title: alt.Title):
     container-width chart has a per-row height.
     """
     return chart.properties(width="container", height=height, title=title)
+
+
+def readable(df: pd.DataFrame, fields, log: bool = False) -> pd.DataFrame:
+    """The rows of a live measurement a chart can draw: every one of ``fields`` finite, and
+    positive on a log axis. A busy machine can time a step at nothing, or fail one run; the
+    chart draws the rest and the cell's sentence says what was dropped."""
+    keep = pd.Series(True, index=df.index)
+    for f in fields:
+        v = pd.to_numeric(df[f], errors="coerce")
+        keep &= np.isfinite(v) & ((v > 0) if log else True)
+    return df[keep]
+
+
+def whiskers(df: pd.DataFrame, value: str, sd: str, log: bool = False) -> pd.DataFrame:
+    """``low`` and ``high`` of a mean ± one standard deviation that an axis can draw. On a
+    log axis a whisker that reaches zero or below stops at half the lowest drawable value
+    (``clipped`` says which did): the noise is larger than the measurement there."""
+    v = pd.to_numeric(df[value], errors="coerce")
+    s = pd.to_numeric(df[sd], errors="coerce").fillna(0.0).abs()
+    low, high = v - s, v + s
+    clipped = pd.Series(False, index=df.index)
+    if log:
+        positive = pd.concat([v[v > 0], low[low > 0]])
+        floor = float(positive.min()) / 2 if len(positive) else 1.0
+        clipped = ~(low > 0)
+        low = low.where(~clipped, floor)
+    return df.assign(low=low, high=high, clipped=clipped)
+
+
+def misdrawn(spec: dict, width: int = 600) -> list[str]:
+    """What a chart draws where a reader cannot see it, in words (empty when all is well):
+    a mark at a coordinate that is not a number, a mark outside its plot, or every item of a
+    mark on one edge of the plot (a scale that lost its data). Renders ``spec`` with the
+    site's Vega-Lite, offline, at ``width`` pixels; what the page draws is the same spec."""
+    import vl_convert as vlc
+
+    spec = dict(spec, width=width) if spec.get("width") == "container" else spec
+    graph = vlc.vegalite_to_scenegraph(spec)["scenegraph"]
+    problems: list[str] = []
+
+    def check(mark: dict, w: float, h: float):
+        items = [i for i in mark.get("items", []) if i.get("opacity", 1) != 0]
+        xs, ys = [], []
+        for item in items:
+            for key in ("x", "x2", "y", "y2"):
+                if key in item and not (isinstance(item[key], (int, float)) and
+                                        math.isfinite(item[key])):
+                    problems.append(f"{mark['name']}: {key} is not a number")
+                    return
+            xs += [item[k] for k in ("x", "x2") if k in item]
+            ys += [item[k] for k in ("y", "y2") if k in item]
+        if not xs or not ys or mark["marktype"] == "text" or mark.get("clip"):
+            return
+        if min(xs) < -1 or max(xs) > w + 1 or min(ys) < -1 or max(ys) > h + 1:
+            problems.append(f"{mark['name']}: drawn outside its {w:.0f} x {h:.0f} plot "
+                            f"(x {min(xs):.0f} to {max(xs):.0f}, y {min(ys):.0f} to "
+                            f"{max(ys):.0f})")
+        elif len(items) > 2 and mark["marktype"] in ("symbol", "line") and (
+                max(ys) - min(ys) < 1 and min(ys) in (0, h) or
+                max(xs) - min(xs) < 1 and min(xs) in (0, w)):
+            problems.append(f"{mark['name']}: every item sits on one edge of the plot")
+
+    def walk(node: dict, w: float, h: float):
+        for group in node.get("items", []):
+            if "marktype" not in group:  # an item of a group mark: a plot of its own size
+                walk(group, group.get("width", w), group.get("height", h))
+                continue
+            if group.get("role") == "mark" and group["marktype"] != "group":
+                check(group, w, h)
+            elif group.get("role") not in ("axis", "legend", "title"):
+                walk(group, w, h)
+
+    walk(graph, width, 0)
+    return problems
 
 
 def bar_labels(base: alt.Chart, field: str, fmt: str, inside_from: float) -> alt.LayerChart:

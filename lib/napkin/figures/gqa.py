@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ..charts import PALETTE, responsive
+from ..charts import PALETTE, readable, responsive, whiskers
 from ..units import GB
 
 VARIANT_COLORS = {"MHA": PALETTE["decode"], "GQA": PALETTE["apple"], "MQA": PALETTE["nvidia"]}
@@ -51,12 +51,15 @@ def live_vs_prediction(predicted: pd.DataFrame, measured: pd.DataFrame, who: str
     (lines, from bytes alone) and this machine's measurement (points with error bars)."""
     variants = list(dict.fromkeys(predicted["attention"]))
     scale = _variant_scale(variants)
-    top = 1.1
+    measured = readable(measured, ["depth_tokens", "relative"])
+    measured = whiskers(measured, "relative", "relative_sd")
+    top, bottom = 1.1, 0.0
     if not measured.empty:
-        top = max(top, float((measured["relative"] + measured["relative_sd"]).max()) + 0.05)
+        top = max(top, float(measured["high"].max()) + 0.05)
+        bottom = min(bottom, float(measured["low"].min()) - 0.05)
     x = alt.X("depth_tokens:Q", title="context depth (tokens)", axis=alt.Axis(format=",.0f"))
     y = alt.Y("relative:Q", title="tokens/s relative to an empty context",
-              axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, top], nice=False))
+              axis=alt.Axis(format="%"), scale=alt.Scale(domain=[bottom, top], nice=False))
     color = alt.Color("attention:N", title=None, sort=variants, scale=scale)
     lines = alt.Chart(predicted).mark_line(strokeDash=[6, 3], strokeWidth=2).encode(
         x=x, y=y, color=color,
@@ -66,8 +69,6 @@ def live_vs_prediction(predicted: pd.DataFrame, measured: pd.DataFrame, who: str
                  alt.Tooltip("kv_MB:Q", title="KV read per token (MB)", format=",.1f")])
     layers = [lines]
     if not measured.empty:
-        measured = measured.assign(low=measured["relative"] - measured["relative_sd"],
-                                   high=measured["relative"] + measured["relative_sd"])
         tips = [alt.Tooltip("attention:N", title="Model"),
                 alt.Tooltip("depth_tokens:Q", title="Depth (tokens)", format=","),
                 alt.Tooltip("relative:Q", title="Measured", format=".0%"),

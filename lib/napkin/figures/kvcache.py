@@ -89,12 +89,12 @@ def capacity_turn(curves: pd.DataFrame, essay_point: dict, default_model: str) -
                alt.Tooltip("kv_GiB:Q", title="KV per sequence (GiB)", format=",.2f"),
                alt.Tooltip("free_GiB:Q", title="Memory beside the weights (GiB)",
                            format=",.1f")]
-    lines = alt.Chart(long).mark_line().encode(
+    lines = alt.Chart(long).mark_line(clip=True).encode(
         x=x, y=y, color=color, strokeDash=dash, detail="line:N", tooltip=tooltip,
     ).transform_filter(alt.datum.model == pick)
     turns = alt.Chart(df[df["turn"]].assign(batch=lambda d: d["max_batch"].clip(lower=1),
                                             line="the turn")).mark_point(
-        size=90, strokeWidth=2).encode(x=x, y=y, color=color, tooltip=tooltip
+        size=90, strokeWidth=2, clip=True).encode(x=x, y=y, color=color, tooltip=tooltip
                                        ).transform_filter(alt.datum.model == pick)
     point = pd.DataFrame([essay_point])
     essay = alt.Chart(point).mark_point(shape="diamond", size=160, filled=True,

@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ..charts import PALETTE, responsive
+from ..charts import PALETTE, readable, responsive
 from ..roofline import Model, Roof, attainable_flops, batch_to_ridge, context_limit
 from ..units import TFLOPS
 
@@ -86,10 +86,12 @@ def ridge_dots(table: pd.DataFrame, marks: pd.DataFrame) -> alt.Chart:
              .tolist())
     order += [c for c in dict.fromkeys(df["chip"]) if c not in order]
     kinds = [a for a in ARITHMETIC_COLORS if a in set(df["arithmetic"])]
+    # the axis reaches the workloads' marks too: batch-1 decode sits far left of every ridge
+    low = 10 ** math.floor(math.log10(min(10.0, float(marks["intensity"].min()))))
     base = alt.Chart(df).encode(
         y=alt.Y("chip:N", sort=order, title=None),
         x=alt.X("ridge_flop_per_byte:Q", title="ridge point (FLOP per byte, log scale)",
-                scale=alt.Scale(type="log", domain=[10, 4000], nice=False)),
+                scale=alt.Scale(type="log", domain=[low, 4000], nice=False)),
         color=alt.Color("arith:N", title="Arithmetic", sort=[k.upper() for k in kinds],
                         scale=alt.Scale(domain=[k.upper() for k in kinds],
                                         range=[ARITHMETIC_COLORS[k] for k in kinds])),
@@ -264,6 +266,7 @@ def live_batching(df: pd.DataFrame, who: str) -> alt.Chart:
         pd.DataFrame({"batch": df["batch"], "tokens_per_s": df["tokens_per_s"],
                       "line": "measured (llama.cpp)", "stddev": df["stddev"]}),
     ], ignore_index=True)
+    long = readable(long, ["batch", "tokens_per_s"], log=True)
     lines = ["roofline prediction", "memory bound alone", "measured (llama.cpp)"]
     base = alt.Chart(long).encode(
         x=alt.X("batch:Q", title="batch (sequences decoded together, log scale)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ..charts import PALETTE, bar_labels, responsive
+from ..charts import PALETTE, bar_labels, readable, responsive
 from ..phases import DECODE, LIVE_FAMILY, PREFILL
 
 PHASE_COLORS = {PREFILL: PALETTE["prefill"], DECODE: PALETTE["decode"]}
@@ -133,6 +133,7 @@ def mirror(df: pd.DataFrame) -> alt.Chart:
 def ratio_strip(df: pd.DataFrame, essay_gap: float,
                 title: str = "How much faster each machine reads than it writes") -> alt.Chart:
     """Prefill / decode ratio of every machine and model, on a log scale."""
+    df = readable(df, ["ratio"], log=True)
     families = [f for f in FAMILY_COLORS if f in set(df["family"])]
     protocols = [p for p in PROTOCOLS if p in set(df["protocol"])] + sorted(
         set(df["protocol"]) - set(PROTOCOLS))

@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ..charts import PALETTE, responsive
+from ..charts import PALETTE, readable, responsive, whiskers
 from ..speculative import machines
 
 #: One colour per machine of the explorer: Apple's blue, and three distinct NVIDIA-era hues.
@@ -136,22 +136,26 @@ def published(checked: pd.DataFrame, title: str) -> alt.Chart:
 
 def live(df: pd.DataFrame, who: str) -> alt.Chart:
     """Measured verify steps on this machine (points, with one standard deviation) against
-    the roofline of its own measured roof (dashed), per depth."""
-    df = df.assign(depth=df["depth"].map(lambda d: f"{int(d):,} cached tokens"),
-                   low=df["relative"] - df["relative_stddev"],
-                   high=df["relative"] + df["relative_stddev"])
+    the roofline of its own measured roof (dashed), per depth. Draws whatever was measured:
+    rows that cannot sit on the log axes are left out, whiskers that reach zero stop at the
+    axis (:func:`napkin.charts.whiskers`)."""
+    df = readable(df, ["tokens", "relative", "predicted_relative"], log=True)
+    df = whiskers(df, "relative", "relative_stddev", log=True).assign(
+        depth=lambda d: d["depth"].map(lambda v: f"{int(v):,} cached tokens"),
+        whisker=lambda d: np.where(d["clipped"], "reaches below zero (noise)", "±1 stddev"))
     x = alt.X("tokens:Q", title="tokens checked in one step (log scale)",
               scale=alt.Scale(type="log", base=2))
+    y = alt.Y("predicted_relative:Q", title="cost in one-token steps (log scale)",
+              scale=alt.Scale(type="log"))
     color = alt.Color("depth:N", title=None, sort=list(dict.fromkeys(df["depth"])))
     tips = [alt.Tooltip("depth:N", title="Depth"), alt.Tooltip("tokens:Q", title="Tokens"),
             alt.Tooltip("relative:Q", title="Measured (plain steps)", format=",.2f"),
             alt.Tooltip("relative_stddev:Q", title="± (stddev)", format=",.2f"),
+            alt.Tooltip("whisker:N", title="Whisker"),
             alt.Tooltip("predicted_relative:Q", title="Roofline", format=",.2f"),
             alt.Tooltip("predicted_bound:N", title="Predicted bound")]
     base = alt.Chart(df)
-    pred = base.mark_line(strokeDash=[5, 3]).encode(
-        x=x, y=alt.Y("predicted_relative:Q", title="cost in one-token steps (log scale)",
-                     scale=alt.Scale(type="log")), color=color, tooltip=tips)
+    pred = base.mark_line(strokeDash=[5, 3]).encode(x=x, y=y, color=color, tooltip=tips)
     bars = base.mark_rule().encode(x=x, y="low:Q", y2="high:Q", color=color, tooltip=tips)
     pts = base.mark_point(filled=True, size=50).encode(x=x, y="relative:Q", color=color,
                                                        tooltip=tips)

@@ -46,7 +46,7 @@ from .probe import read_bandwidth
 from .speculation import (PROMPT, SPECULATE_SCHEMA, native_speculative_available, speculate,
                           speculate_live, speculate_sentence)
 from .verify_report import (buys, draft_share, frame, predicted_seconds, roof, sentence,
-                            who)
+                            unreadable, who)
 
 SCHEMA = "napkin.measure.verify/1"
 
@@ -279,5 +279,6 @@ def live(plan: VerifyPlan = QUICK, **kwargs) -> dict | None:
 __all__ = ["SCHEMA", "DRAFT_SHAPE", "VerifyPlan", "QUICK", "FULL", "plan_from_env",
            "VerifyTimer", "choose_threads", "draft_model", "run", "live",
            "roof", "predicted_seconds", "frame", "draft_share", "buys", "who", "sentence",
+           "unreadable",
            "SPECULATE_SCHEMA", "PROMPT", "native_speculative_available", "speculate",
            "speculate_live", "speculate_sentence"]

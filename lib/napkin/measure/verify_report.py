@@ -105,11 +105,43 @@ def who(record: dict | None) -> str:
     return f"{machine.label(record['machine'])}, llama.cpp on the CPU"
 
 
+def unreadable(record: dict | None) -> str:
+    """Why the measured verify steps cannot be read, in words (empty when they can): a step
+    that checks more tokens does more work than a one-token step at the same depth, so one
+    measured cheaper, a missing or zero time, or a spread as large as the value is what a
+    busy machine measured, not what llama.cpp costs."""
+    df = frame(record)
+    if df.empty:
+        return "no step was timed"
+    bad = df[~(df["step_s"] > 0) | df["relative"].isna()]
+    if len(bad):
+        return f"{len(bad)} of its {len(df)} steps have no usable time"
+    more = df[df["tokens"] > 1]
+    inverted = more[more["relative"] < 1]
+    if len(inverted):
+        r = inverted.iloc[0]
+        return (f"a step checking {int(r['tokens'])} tokens at {int(r['depth']):,} cached tokens "
+                f"measured {r['relative']:.2f}x a one-token step, cheaper than a step that does "
+                "less work")
+    noisy = more[more["relative_stddev"] >= more["relative"] - 1]
+    if len(noisy) > len(more) / 2:
+        return (f"for {len(noisy)} of its {len(more)} multi-token steps the standard deviation "
+                "is as large as the step's extra cost")
+    return ""
+
+
 def sentence(record: dict | None, acceptance: float) -> str:
-    """The live result in Markdown, every number computed."""
+    """The live result in Markdown, every number computed; when the timings cannot be read
+    (:func:`unreadable`), it says why instead of drawing conclusions from them."""
     if record is None:
         return ("This page was built where llama.cpp could not run, so there is no live "
                 "verify-step curve; run the notebook on your machine to draw yours.")
+    why = unreadable(record)
+    if why:
+        return (f"On the machine that built this page ({who(record)}), the verify-step "
+                f"timings cannot be read: {why}. That is what a busy machine measures; the "
+                "chart shows the timings as they came, and no speedup is drawn from them. "
+                "Rerun the cell on a quiet machine to measure yours.")
     df = frame(record)
     deep = df[df["depth"] == df["depth"].max()].set_index("tokens")
     steps = [n for n in deep.index if n > 1]
