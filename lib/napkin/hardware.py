@@ -17,7 +17,10 @@ conventions carry most of the book's truth:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from types import MappingProxyType
 
 import pandas as pd
 
@@ -91,9 +94,9 @@ class Chip:
 
     name: str
     vendor: str
-    specs: dict[str, float]
-    sources: dict[str, str]
-    origins: dict[str, str] = field(default_factory=dict)
+    specs: Mapping[str, float]
+    sources: Mapping[str, str]
+    origins: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
@@ -161,16 +164,23 @@ def _frame() -> pd.DataFrame:
     return tables.load("hardware_specs")
 
 
-def chips() -> dict[str, Chip]:
-    """Every chip in ``data/hardware_specs.csv``, by name."""
+def chips() -> Mapping[str, Chip]:
+    """Every chip in ``data/hardware_specs.csv``, by name: built once per version of the
+    table (its path and modification time) and handed out read-only, since the book asks
+    for chips thousands of times a chapter."""
+    return _chips(*tables.version("hardware_specs"))
+
+
+@lru_cache(maxsize=4)
+def _chips(path, mtime) -> Mapping[str, Chip]:
     out = {}
     for name, group in _frame().groupby("chip", sort=True):
-        specs = dict(zip(group["spec"], group["value"].astype(float)))
-        sources = dict(zip(group["spec"], group["source_url"]))
-        origins = dict(zip(group["spec"], group["figure_origin"]))
-        out[name] = Chip(name=name, vendor=group["vendor"].iloc[0], specs=specs, sources=sources,
-                         origins=origins)
-    return out
+        column = lambda c: MappingProxyType(dict(zip(group["spec"], group[c])))  # noqa: E731
+        out[name] = Chip(name=name, vendor=group["vendor"].iloc[0],
+                         specs=MappingProxyType(dict(zip(group["spec"],
+                                                         group["value"].astype(float)))),
+                         sources=column("source_url"), origins=column("figure_origin"))
+    return MappingProxyType(out)
 
 
 def chip(name: str) -> Chip:

@@ -29,12 +29,24 @@ def _read(path: Path, mtime: float) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"source_url": str, "note": str}, keep_default_na=True)
 
 
-def load(name: str) -> pd.DataFrame:
-    """Load ``data/<name>.csv`` as a DataFrame (a copy: callers may modify it)."""
+def path_of(name: str) -> Path:
+    """``data/<name>.csv``, or a ValueError naming the tables there are."""
     path = data_dir() / f"{name.removesuffix('.csv')}.csv"
     if not path.is_file():
         known = ", ".join(available()) or "none"
         raise ValueError(f"no table {name!r} in {data_dir()} (available: {known})")
+    return path
+
+
+def version(name: str) -> tuple[Path, float]:
+    """What identifies a table's contents for a cache: its path and modification time."""
+    path = path_of(name)
+    return path, path.stat().st_mtime
+
+
+def load(name: str) -> pd.DataFrame:
+    """Load ``data/<name>.csv`` as a DataFrame (a copy: callers may modify it)."""
+    path = path_of(name)
     df = _read(path, path.stat().st_mtime)
     if "source_url" not in df.columns:
         raise ValueError(f"table {path.name} has no source_url column; every row needs a source")
