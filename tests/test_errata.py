@@ -22,7 +22,7 @@ CHECKS = errata.CHECKS
 
 
 def _finding_keywords(check) -> dict[str, ast.expr]:
-    tree = ast.parse(textwrap.dedent(inspect.getsource(check.compute)))
+    tree = ast.parse(textwrap.dedent(inspect.getsource(check.function)))
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
              and "Finding" in (getattr(n.func, "id", None), getattr(n.func, "attr", None))]
     assert len(calls) == 1, f"{check.id} builds {len(calls)} Finding objects"
@@ -59,7 +59,7 @@ def test_every_check_reads_the_essays_numbers_when_it_runs(name, monkeypatch):
 @pytest.mark.parametrize("name", CHECKS)
 def test_the_table_lists_every_claim_its_check_reads(name):
     """A claim the check's code quotes is one its row of data/errata_checks.csv covers."""
-    source = inspect.getsource(CHECKS[name].compute)
+    source = inspect.getsource(CHECKS[name].function)
     read = set(re.findall(r"""\bessay\.claim\(\s*f?["']([a-z0-9_]+)["']""", source))
     assert read <= errata.claims_checked(name), \
         f"{name} reads {sorted(read - errata.claims_checked(name))}; add them to its row"
@@ -117,7 +117,7 @@ def test_a_row_named_twice_or_an_unknown_claim_stops_the_registry():
 
 def test_a_placeholder_that_is_neither_claim_nor_value_is_refused():
     fake = registry.Check("gqa_cut", "05_gqa", "t", "{spark_gap:.0f}x", ("gqa_cut",), "s",
-                          CHECKS["gqa_cut"].compute)
+                          CHECKS["gqa_cut"].function)
     with pytest.raises(ValueError, match="names {spark_gap}"):
         fake()
 

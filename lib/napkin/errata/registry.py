@@ -14,25 +14,37 @@ check runs, or a value the check returns in ``Finding.essay_values``.
 
 from __future__ import annotations
 
-import inspect
+import ast
+import importlib
 import re
 from dataclasses import asdict, dataclass
-from types import ModuleType
+from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 
 from .. import essay, tables
-from . import (ch01_napkin_ceiling, ch02_spark_gap, ch03_h100_ridge, ch04_kv_cache, ch05_gqa,
-               ch06_paged_attention, ch07_chunked_prefill, ch08_what_to_buy,
-               ch10_speculative_decoding, ch11_cost_and_energy)
 from .finding import Erratum, Finding
 
 TABLE = "errata_checks"
-CHAPTER_MODULES = (ch01_napkin_ceiling, ch02_spark_gap, ch03_h100_ridge, ch04_kv_cache, ch05_gqa,
-                   ch06_paged_attention, ch07_chunked_prefill, ch08_what_to_buy,
-                   ch10_speculative_decoding, ch11_cost_and_energy)
+_HERE = Path(__file__).resolve().parent
+#: The chapter modules (``ch04_kv_cache`` checks chapter ``04_kv_cache``), by module name:
+#: a check's module is imported when the check runs, so chapter 4 loads no code of chapter 11.
+CHAPTER_MODULES = tuple(sorted(f"{__package__}.{p.stem}" for p in _HERE.glob("ch[0-9][0-9]_*.py")))
 _CHAPTER = re.compile(r"ch(\d\d_[a-z0-9_]+)$")
+
+
+class _Deferred:
+    """A chapter module's check function, imported on its first call."""
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+
+    def resolve(self) -> Callable[[], Finding]:
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def __call__(self) -> Finding:
+        return self.resolve()()
 
 
 class _Values:
@@ -62,6 +74,11 @@ class Check:
     source: str
     compute: Callable[[], Finding]
 
+    @property
+    def function(self) -> Callable[[], Finding]:
+        """The function that computes the check (imported if it was deferred)."""
+        return self.compute.resolve() if isinstance(self.compute, _Deferred) else self.compute
+
     def __call__(self) -> Erratum:
         found = self.compute()
         values = _Values(self, found.essay_values)
@@ -71,30 +88,36 @@ class Check:
                        explanation=found.explanation, source=self.source, claims=self.claims)
 
 
-def chapter_of(module: ModuleType) -> str:
+def chapter_of(module: str) -> str:
     """``napkin.errata.ch04_kv_cache`` -> ``04_kv_cache``, the notebook it checks."""
-    match = _CHAPTER.search(module.__name__)
+    match = _CHAPTER.search(module)
     if not match:
-        raise ValueError(f"module {module.__name__!r} is not named ch<NN>_<chapter>")
+        raise ValueError(f"module {module!r} is not named ch<NN>_<chapter>")
     return match.group(1)
 
 
-def functions(modules: Iterable[ModuleType]) -> dict[str, tuple[str, Callable[[], Finding]]]:
-    """Every public function defined in the chapter modules, by name: (chapter, function)."""
-    found: dict[str, tuple[str, Callable[[], Finding]]] = {}
+def defined(module: str) -> list[str]:
+    """The public functions a chapter module defines, read from its source without
+    importing it."""
+    tree = ast.parse((_HERE / f"{module.rsplit('.', 1)[-1]}.py").read_text())
+    return [n.name for n in tree.body
+            if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+
+
+def functions(modules: Iterable[str]) -> dict[str, tuple[str, _Deferred]]:
+    """Every public function defined in the chapter modules, by name: (chapter, function,
+    imported when first called)."""
+    found: dict[str, tuple[str, _Deferred]] = {}
     for module in modules:
-        for name, fn in vars(module).items():
-            if name.startswith("_") or not inspect.isfunction(fn) or \
-                    fn.__module__ != module.__name__:
-                continue
+        for name in defined(module):
             if name in found:
                 raise ValueError(f"check {name!r} is defined in both {found[name][0]} and "
                                  f"{chapter_of(module)}")
-            found[name] = (chapter_of(module), fn)
+            found[name] = (chapter_of(module), _Deferred(module, name))
     return found
 
 
-def build(table: pd.DataFrame, modules: Iterable[ModuleType],
+def build(table: pd.DataFrame, modules: Iterable[str],
           known_claims: Iterable[str]) -> dict[str, Check]:
     """Join the table's rows with the chapter modules' functions, in the table's order."""
     fns = functions(modules)
