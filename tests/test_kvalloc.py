@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from napkin import kv_cache_bytes, kvcache
-from napkin.measure import depth, kvalloc, runner, synthetic
+from napkin.measure import depth, inputs, kvalloc, synthetic
 from napkin.measure.inprocess import InProcess
 
 @pytest.fixture(autouse=True)
@@ -120,7 +120,7 @@ def test_depth_sweep_measures_each_depth(tmp_path):
             inproc.depth_sweep([path], bad, 4, 1)
     with pytest.raises(ValueError, match="list of GGUF paths"):
         inproc.depth_sweep(path, [0], 4, 1)
-    assert runner.check_depths([3, 0, 3]) == [0, 3]
+    assert inputs.check_depths([3, 0, 3]) == [0, 3]
 
 
 def test_depth_run_record_frame_and_sentence(tmp_path, monkeypatch):

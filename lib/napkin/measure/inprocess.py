@@ -19,7 +19,7 @@ import numpy as np
 from . import backend as backends
 from .results import (DepthSweep, Measurement, MeasurementUnavailable, ModelInfo, Rate,
                       RunnerInfo, rate_name, summarise)
-from .runner import check_depths, check_model
+from .inputs import check_depths, check_model
 
 
 class _Logs:

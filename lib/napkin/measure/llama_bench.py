@@ -16,7 +16,7 @@ from pathlib import Path
 from . import backend as backends
 from .results import (DepthSweep, Measurement, MeasurementUnavailable, ModelInfo, Rate,
                       RunnerInfo, rate_name, summarise)
-from .runner import check_depths, check_model
+from .inputs import check_depths, check_model
 
 REQUIRED_FIELDS = ("n_prompt", "n_gen", "avg_ts", "stddev_ts", "model_size", "model_n_params")
 

@@ -21,7 +21,8 @@ from . import bandwidth as bandwidths
 from . import machine, synthetic
 from .probe import ProbeResult, read_bandwidth
 from .results import Measurement, MeasurementUnavailable
-from .runner import check_model, make_runner
+from .inputs import check_model
+from .runner import make_runner
 
 SCHEMA = "napkin.measure/1"
 Progress = Callable[[str], None]

@@ -19,7 +19,7 @@ import numpy as np
 from . import machine, session
 from .inprocess import InProcess
 from .results import MeasurementUnavailable
-from .runner import check_model
+from .inputs import check_model
 
 SPECULATE_SCHEMA = "napkin.measure.speculate/1"
 
