@@ -33,7 +33,10 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             # chapter 10: a batch (sequences) and a ratio of two speeds
             "batch", "speedup",
             # chapter 11: ML.ENERGY's parallelism and mean batch (mlenergy_llm.csv)
-            "tensor_parallel", "expert_parallel", "mean_batch"}
+            "tensor_parallel", "expert_parallel", "mean_batch",
+            # chapter 9's peer baseline (peer_llm_analysis.csv): a row index into another
+            # table, and a prediction whose unit is in the same row's `unit` column
+            "row", "predicted"}
 SOURCE = re.compile(r"(?:https?://\S+|^essay#[a-z0-9-]+$)")
 
 
