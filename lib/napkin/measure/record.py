@@ -127,7 +127,7 @@ def who(record: dict | None) -> str:
         return "no live measurement (llama.cpp unavailable where this page was built)"
     entry = record["runs"][0] if "runs" in record else record
     return (f"{machine.label(record['machine'])}, {backend_label(record)}, ceiling "
-            f"{bandwidth_label(entry)}")
+            f"{bandwidth_label(entry)}, {record['mode']} measurement")
 
 
 def table(record: dict) -> str:
@@ -190,8 +190,12 @@ def sentence(record: dict | None, run_index: int = 0) -> str:
                      f"`data/hardware_specs.csv` (matched by {used['rule']})")
     else:
         bandwidth = f"was given a bandwidth of {value} by hand ({run['bandwidth_source']})"
+    from .session import cache_note
+
+    note = cache_note(record)
     return (f"{where} {bandwidth}, which puts the ceiling for its "
             f"{run['model_bytes'] / 1e6:,.0f} MB {_name(run)} model at "
             f"**{run['ceiling_tokens_per_s']:,.0f} tokens/s**. llama.cpp generated "
             f"**{tg['tokens_per_s']:,.1f} ± {tg['stddev']:.1f} tokens/s**, "
-            f"**{run['fraction_of_ceiling']:.0%}** of that ceiling.")
+            f"**{run['fraction_of_ceiling']:.0%}** of that ceiling, in the "
+            f"{record['mode']} measurement" + (f"; {note}." if note else "."))
