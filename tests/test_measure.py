@@ -320,10 +320,10 @@ def test_the_quick_model_stays_small_on_a_machine_reporting_a_huge_cache(monkeyp
     monkeypatch.setattr(machine, "last_level_cache_bytes", lambda: 480 * 2**20)
     assert session.QUICK.model_bytes() == session.QUICK.max_model_bytes
     assert session.FULL.model_bytes() == 8 * 480 * 2**20
-    record = {"mode": "quick", "machine": {"last_level_cache_bytes": 480 * 2**20},
+    rec = {"mode": "quick", "machine": {"last_level_cache_bytes": 480 * 2**20},
               "runs": [{"synthetic": {"format": "Q8_0"}, "model_bytes": 500e6}]}
-    assert "1.0 times the 480 MiB last-level cache" in session.cache_note(record)
+    assert "1.0 times the 480 MiB last-level cache" in record.cache_note(rec)
     monkeypatch.setattr(machine, "last_level_cache_bytes", lambda: 32 * 2**20)
     assert session.QUICK.model_bytes() == 4 * 32 * 2**20
-    small = record | {"machine": {"last_level_cache_bytes": 32 * 2**20}}
-    assert session.cache_note(small) == ""
+    small = rec | {"machine": {"last_level_cache_bytes": 32 * 2**20}}
+    assert record.cache_note(small) == ""

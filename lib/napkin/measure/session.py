@@ -54,7 +54,7 @@ class Plan:
         """``cache_multiple`` times the last-level cache, within the plan's bounds. A virtual
         machine may report its host's whole cache (480 MiB here), of which it holds a share:
         the quick plan stops at ``max_model_bytes`` so that it stays seconds long, and its
-        record says how the model compares with the cache (:func:`cache_note`)."""
+        sentence says how the model compares with the cache (:func:`.record.cache_note`)."""
         wanted = self.cache_multiple * machine.last_level_cache_bytes()
         return min(max(self.min_model_bytes, wanted), max(self.max_model_bytes,
                                                           self.min_model_bytes))
@@ -69,19 +69,6 @@ FULL = Plan("full", ("F16", "Q8_0", "Q4_0"), n_prompt=512, n_gen=128, reps=5,
 def plan_from_env() -> Plan:
     """QUICK, or FULL when ``NAPKIN_MEASURE`` (or ``NAPKIN_LIVE``) is ``full``."""
     return mode.choose("NAPKIN_MEASURE", QUICK, FULL)
-
-
-def cache_note(record: dict) -> str:
-    """A clause on how the synthetic models compare with the last-level cache this machine
-    reports (empty when they are at least four times it, or the record does not say)."""
-    cache = record.get("machine", {}).get("last_level_cache_bytes")
-    sizes = [r["model_bytes"] for r in record.get("runs", []) if r.get("synthetic")]
-    if not cache or not sizes or min(sizes) >= 4 * cache:
-        return ""
-    return (f"the {record['mode']} plan's model ({min(sizes) / 1e6:,.0f} MB) is "
-            f"{min(sizes) / cache:.1f} times the {cache / 2**20:,.0f} MiB last-level cache this "
-            "machine reports, so some of it may be read from cache and decode can read high "
-            "(`make book FULL=1` measures models eight times the cache)")
 
 
 def cache_dir() -> Path:
