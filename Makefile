@@ -14,6 +14,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.py)) $(wildcard book/*.py)
 # a change in lib/ or data/ must re-execute every notebook, so both caches go.
 INPUTS := $(shell find lib data -type f -not -name '*.pyc' 2>/dev/null)
 INPUTS_STAMP := _build/.inputs-stamp
+LIVE_STAMP := _build/.live-$(if $(FULL),full,quick)
 # llama.cpp's AMX matmul crashes on some Xeons (llama.cpp issue #20824, open): where the CPU
 # has AMX the binding is compiled without it (GCC's -mno-* flags win over -march=native).
 NO_AMX := $(if $(shell grep -qsw amx_tile /proc/cpuinfo && echo amx),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
@@ -23,7 +24,7 @@ BINDING_CMAKE_ARGS := $(if $(NO_AMX),-DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLA
 .PHONY: help env check book test serve lab sync measure figures clean distclean freeze
 
 help:
-	@echo "make book     build the site into $(HTML) (creates $(VENV) on first use)"
+	@echo "make book     build the site into $(HTML) (creates $(VENV) on first use; FULL=1: full live measurements)"
 	@echo "make check    the quick loop: library, data, pairing, glue keys, lint (about a minute)"
 	@echo "make test     every test: library, llama.cpp, book build, each notebook against its stored outputs, site in a browser"
 	@echo "make serve    serve the built site on http://localhost:$(PORT)/"
@@ -51,13 +52,17 @@ $(STAMP): requirements.txt pyproject.toml
 	@touch $(STAMP)
 	@echo "==> [env] ready"
 
-$(INPUTS_STAMP): $(INPUTS)
+$(INPUTS_STAMP): $(INPUTS) $(LIVE_STAMP)
 	@rm -rf _build/.jupyter_cache _build/.doctrees
 	@mkdir -p _build && touch $@
 
+# Switching between quick and full live measurements re-executes the notebooks too.
+$(LIVE_STAMP):
+	@mkdir -p _build && rm -f _build/.live-* && touch $@
+
 book: $(STAMP) $(INPUTS_STAMP)
-	@echo "==> [book] executing notebooks and building the site (cached notebooks are not re-run)"
-	@$(BIN)/jupyter-book build . --builder html $(JB_FLAGS)
+	@echo "==> [book] executing notebooks and building the site (cached notebooks are not re-run; live cells: $(if $(FULL),full,quick) measurements)"
+	@$(if $(FULL),NAPKIN_LIVE=full) $(BIN)/jupyter-book build . --builder html $(JB_FLAGS)
 	@echo "==> [book] done. Open file://$(CURDIR)/$(HTML)/index.html or run 'make serve'"
 
 check: $(STAMP)

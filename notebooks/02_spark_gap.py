@@ -733,7 +733,7 @@ glue("gpu_pp512_share", (gpu_points["protocol"] == "pp512 / tg128").mean())
 # side by side.
 
 # %% tags=["nbval-ignore-output"]
-live = measure.live(measure.QUICK)
+live = measure.live(measure.plan_from_env())
 live_ratio = phases.live_ratio(live)
 tables.styled(live_ratio, "live-ratio", {
     "machine": "Machine", "model": "Model", "protocol": "Test",

@@ -500,7 +500,7 @@ napkin.Figure(
 # roofline prediction min(compute bound, memory bound) for that batch.
 
 # %% tags=["nbval-ignore-output"]
-live_batch = batched.live(batched.QUICK)
+live_batch = batched.live(batched.plan_from_env())
 live_frame = batched.frame(live_batch)
 glue_markdown("live_batch_sentence", batched.sentence(live_batch))
 tables.styled(live_frame, "live-batch", {

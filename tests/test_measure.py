@@ -284,3 +284,46 @@ def test_live_cell_without_llama_cpp_says_one_sentence():
     lines = [line for line in out.stdout.splitlines() if line]
     assert lines[0].startswith("No live measurement on this machine: llama-cpp-python")
     assert "make measure" in lines[1]
+
+
+# -- quick by default, full when asked -------------------------------------------------------
+
+@pytest.mark.parametrize("env,expect", [({}, "quick"), ({"NAPKIN_LIVE": "full"}, "full"),
+                                        ({"NAPKIN_LIVE": "full", "NAPKIN_MEASURE": "quick"},
+                                         "quick"),
+                                        ({"NAPKIN_MEASURE": "FULL"}, "full")])
+def test_live_cells_run_quick_unless_asked(monkeypatch, env, expect):
+    from napkin.measure import batched, depth, verify
+
+    for name in ("NAPKIN_LIVE", "NAPKIN_MEASURE", "NAPKIN_DEPTH", "NAPKIN_VERIFY",
+                 "NAPKIN_BATCH"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert measure.plan_from_env().mode == expect
+    if "NAPKIN_MEASURE" not in env:  # the others follow NAPKIN_LIVE alone
+        for plan in (depth.plan_from_env(), verify.plan_from_env(), batched.plan_from_env()):
+            assert plan.mode == expect
+
+
+def test_a_bad_mode_names_its_variable(monkeypatch):
+    monkeypatch.setenv("NAPKIN_LIVE", "fast")
+    with pytest.raises(ValueError, match="NAPKIN_LIVE must be 'quick' or 'full'"):
+        measure.plan_from_env()
+
+
+def test_the_quick_model_stays_small_on_a_machine_reporting_a_huge_cache(monkeypatch):
+    """A VM may report its host's whole cache: the quick plan stops at its bound (seconds,
+    not minutes) and says how the model compares with the cache; the full plan does not."""
+    from napkin.measure import machine, session
+
+    monkeypatch.setattr(machine, "last_level_cache_bytes", lambda: 480 * 2**20)
+    assert session.QUICK.model_bytes() == session.QUICK.max_model_bytes
+    assert session.FULL.model_bytes() == 8 * 480 * 2**20
+    rec = {"mode": "quick", "machine": {"last_level_cache_bytes": 480 * 2**20},
+              "runs": [{"synthetic": {"format": "Q8_0"}, "model_bytes": 500e6}]}
+    assert "1.0 times the 480 MiB last-level cache" in record.cache_note(rec)
+    monkeypatch.setattr(machine, "last_level_cache_bytes", lambda: 32 * 2**20)
+    assert session.QUICK.model_bytes() == 4 * 32 * 2**20
+    small = rec | {"machine": {"last_level_cache_bytes": 32 * 2**20}}
+    assert record.cache_note(small) == ""

@@ -14,9 +14,9 @@ from .bandwidth import Bandwidth, UnknownDevice
 from .record import frame, load, results_dir, save, sentence, table, who
 from .results import DepthSweep, Measurement, MeasurementUnavailable, ModelInfo, Rate, RunnerInfo
 from .runner import Runner, make_runner
-from .session import FULL, QUICK, Plan, live, run
+from .session import FULL, QUICK, Plan, live, plan_from_env, run
 
-__all__ = ["run", "Plan", "QUICK", "FULL", "MeasurementUnavailable", "UnknownDevice", "save",
-           "load", "table", "frame", "results_dir", "live", "sentence", "who", "depth", "kvalloc",
+__all__ = ["run", "Plan", "QUICK", "FULL", "plan_from_env", "MeasurementUnavailable",
+           "UnknownDevice", "save", "load", "table", "frame", "results_dir", "live", "sentence", "who", "depth", "kvalloc",
            "Runner", "make_runner", "Bandwidth", "Measurement", "DepthSweep", "ModelInfo",
            "Rate", "RunnerInfo"]

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import bandwidth as bandwidths
-from . import machine, session
+from . import machine, mode, session
 from .gemm import peak_flops
 from .probe import read_bandwidth
 from .batched_report import (bend, bend_fit, bend_sentence, closing_note, efficiency, frame,
@@ -71,6 +71,11 @@ QUICK = BatchPlan("quick", (1, 2, 4, 8, 16, 32, 64), n_prompt=8, n_steps=8, reps
                   fmt="Q8_0", gemm_n=2048)
 FULL = BatchPlan("full", (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64), n_prompt=64, n_steps=32,
                  reps=5, fmt="Q8_0", gemm_n=3072)
+
+
+def plan_from_env() -> BatchPlan:
+    """QUICK, or FULL when ``NAPKIN_BATCH`` (or ``NAPKIN_LIVE``) is ``full``."""
+    return mode.choose("NAPKIN_BATCH", QUICK, FULL)
 
 
 class BatchedDecoder:
@@ -262,6 +267,6 @@ def live(plan: BatchPlan = QUICK, **kwargs) -> dict | None:
                     "batched-decode measurement", save_as="batched")
 
 
-__all__ = ["BatchPlan", "QUICK", "FULL", "BatchedDecoder", "run", "live", "bend", "bend_fit",
-           "bend_sentence", "closing_note", "efficiency", "frame", "model_of", "predicted_bend",
+__all__ = ["BatchPlan", "QUICK", "FULL", "plan_from_env", "BatchedDecoder", "run", "live",
+           "bend", "bend_fit", "bend_sentence", "closing_note", "efficiency", "frame", "model_of", "predicted_bend",
            "roof", "sentence", "shape_sentence", "who"]

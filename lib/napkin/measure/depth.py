@@ -23,7 +23,7 @@ import pandas as pd
 
 from .. import kvcache
 from . import bandwidth as bandwidths
-from . import machine, synthetic
+from . import machine, mode, synthetic
 from .probe import read_bandwidth
 from .record import backend_label, bandwidth_label
 from .runner import make_runner
@@ -270,13 +270,9 @@ def relative(record: dict | None) -> pd.DataFrame:
 
 
 def plan_from_env() -> DepthPlan:
-    """QUICK, or FULL when ``NAPKIN_DEPTH=full`` (how the book's release build runs it)."""
-    import os
-
-    choice = os.environ.get("NAPKIN_DEPTH", "quick").lower()
-    if choice not in ("quick", "full"):
-        raise ValueError(f"NAPKIN_DEPTH must be 'quick' or 'full', got {choice!r}")
-    return FULL if choice == "full" else QUICK
+    """QUICK, or FULL when ``NAPKIN_DEPTH`` (or ``NAPKIN_LIVE``) is ``full`` (how the book's
+    release build runs it)."""
+    return mode.choose("NAPKIN_DEPTH", QUICK, FULL)
 
 
 def display(record: dict | None) -> pd.DataFrame:

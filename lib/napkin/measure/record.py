@@ -127,7 +127,7 @@ def who(record: dict | None) -> str:
         return "no live measurement (llama.cpp unavailable where this page was built)"
     entry = record["runs"][0] if "runs" in record else record
     return (f"{machine.label(record['machine'])}, {backend_label(record)}, ceiling "
-            f"{bandwidth_label(entry)}")
+            f"{bandwidth_label(entry)}, {record['mode']} measurement")
 
 
 def table(record: dict) -> str:
@@ -165,6 +165,19 @@ def table(record: dict) -> str:
     return "\n".join(lines)
 
 
+def cache_note(record: dict) -> str:
+    """A clause on how the synthetic models compare with the last-level cache this machine
+    reports (empty when they are at least four times it, or the record does not say)."""
+    cache = record.get("machine", {}).get("last_level_cache_bytes")
+    sizes = [r["model_bytes"] for r in record.get("runs", []) if r.get("synthetic")]
+    if not cache or not sizes or min(sizes) >= 4 * cache:
+        return ""
+    return (f"the {record['mode']} plan's model ({min(sizes) / 1e6:,.0f} MB) is "
+            f"{min(sizes) / cache:.1f} times the {cache / 2**20:,.0f} MiB last-level cache this "
+            "machine reports, so some of it may be read from cache and decode can read high "
+            "(`make book FULL=1` measures models eight times the cache)")
+
+
 def sentence(record: dict | None, run_index: int = 0) -> str:
     """One Markdown sentence on a live run, for the page (numbers computed, not typed)."""
     if record is None:
@@ -190,8 +203,10 @@ def sentence(record: dict | None, run_index: int = 0) -> str:
                      f"`data/hardware_specs.csv` (matched by {used['rule']})")
     else:
         bandwidth = f"was given a bandwidth of {value} by hand ({run['bandwidth_source']})"
+    note = cache_note(record)
     return (f"{where} {bandwidth}, which puts the ceiling for its "
             f"{run['model_bytes'] / 1e6:,.0f} MB {_name(run)} model at "
             f"**{run['ceiling_tokens_per_s']:,.0f} tokens/s**. llama.cpp generated "
             f"**{tg['tokens_per_s']:,.1f} ± {tg['stddev']:.1f} tokens/s**, "
-            f"**{run['fraction_of_ceiling']:.0%}** of that ceiling.")
+            f"**{run['fraction_of_ceiling']:.0%}** of that ceiling, in the "
+            f"{record['mode']} measurement" + (f"; {note}." if note else "."))

@@ -10,6 +10,7 @@ model.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import shutil
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import bandwidth as bandwidths
-from . import machine, synthetic
+from . import machine, mode, synthetic
 from .probe import ProbeResult, read_bandwidth
 from .results import Measurement, MeasurementUnavailable
 from .inputs import check_model
@@ -47,15 +48,27 @@ class Plan:
     reps: int
     min_model_bytes: float
     cache_multiple: float  # models are at least this many times the last-level cache
+    max_model_bytes: float = math.inf
 
     def model_bytes(self) -> float:
-        return max(self.min_model_bytes, self.cache_multiple * machine.last_level_cache_bytes())
+        """``cache_multiple`` times the last-level cache, within the plan's bounds. A virtual
+        machine may report its host's whole cache (480 MiB here), of which it holds a share:
+        the quick plan stops at ``max_model_bytes`` so that it stays seconds long, and its
+        sentence says how the model compares with the cache (:func:`.record.cache_note`)."""
+        wanted = self.cache_multiple * machine.last_level_cache_bytes()
+        return min(max(self.min_model_bytes, wanted), max(self.max_model_bytes,
+                                                          self.min_model_bytes))
 
 
 QUICK = Plan("quick", ("Q8_0",), n_prompt=128, n_gen=64, reps=3,
-             min_model_bytes=100e6, cache_multiple=4)
+             min_model_bytes=100e6, cache_multiple=4, max_model_bytes=512e6)
 FULL = Plan("full", ("F16", "Q8_0", "Q4_0"), n_prompt=512, n_gen=128, reps=5,
             min_model_bytes=400e6, cache_multiple=8)
+
+
+def plan_from_env() -> Plan:
+    """QUICK, or FULL when ``NAPKIN_MEASURE`` (or ``NAPKIN_LIVE``) is ``full``."""
+    return mode.choose("NAPKIN_MEASURE", QUICK, FULL)
 
 
 def cache_dir() -> Path:

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import bandwidth as bandwidths
-from . import machine, session, synthetic
+from . import machine, mode, session, synthetic
 from .batched import BatchedDecoder, _prefill_flops_per_token
 from .probe import read_bandwidth
 from .speculation import (PROMPT, SPECULATE_SCHEMA, native_speculative_available, speculate,
@@ -92,11 +92,8 @@ FULL = VerifyPlan("full", tokens=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32), depths=(64,
 
 
 def plan_from_env() -> VerifyPlan:
-    """QUICK, or FULL when ``NAPKIN_VERIFY=full``."""
-    choice = os.environ.get("NAPKIN_VERIFY", "quick").lower()
-    if choice not in ("quick", "full"):
-        raise ValueError(f"NAPKIN_VERIFY must be 'quick' or 'full', got {choice!r}")
-    return FULL if choice == "full" else QUICK
+    """QUICK, or FULL when ``NAPKIN_VERIFY`` (or ``NAPKIN_LIVE``) is ``full``."""
+    return mode.choose("NAPKIN_VERIFY", QUICK, FULL)
 
 
 class VerifyTimer(BatchedDecoder):
