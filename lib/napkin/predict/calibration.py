@@ -16,7 +16,6 @@ the raw rows and compares), so that nothing here fits anything, or imports the v
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 

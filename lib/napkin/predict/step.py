@@ -245,3 +245,26 @@ def step_seconds(deployment, batch: int, context_tokens: int, new_tokens_per_seq
     cal = calibrated() if calibration is None else calibration
     work = decode_work(c, batch, context_tokens, new_tokens_per_sequence)
     return float(seconds(c, work, cal)[0])
+
+
+def compute_bound_batch(deployment, context_tokens: int = 0,
+                        calibration: Calibration | None = None, limit: int = 1 << 20) -> int:
+    """The smallest batch whose decode step at ``context_tokens`` the model calls
+    compute-bound (:attr:`Cost.bound`), by bisection: the model's own crossover, with every
+    part of its calibration in it. ``limit`` + 1 when no batch up to ``limit`` is (a
+    cache read per sequence can keep a step memory-bound at any batch)."""
+    from .calibration import calibrated
+
+    c = _constants_of(deployment)
+    cal = calibrated() if calibration is None else calibration
+
+    def compute_bound(b: int) -> bool:
+        return str(cost(c, decode_work(c, b, context_tokens), cal).bound[0]) == "compute"
+
+    if not compute_bound(limit):
+        return limit + 1
+    low, high = 0, limit  # compute_bound(high) holds; low is memory-bound (or 0)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if compute_bound(mid) else (mid, high)
+    return high

@@ -39,7 +39,8 @@ from .chapter import (FRONTIER_CHIPS, FRONTIER_MODELS, PARAMETERS, benchmark_len
                       frontier_read, parameters_table, per_gpu_ratio, server_over_offline,
                       stack_spread)
 from .fitting import (ABLATIONS, BOUNDED_KINDS, CALIBRATED, ESSAY, IMPOSSIBLE, LOSS_SCALE,
-                      ONE_NUMBER, PLAIN, STRUCTURES, Fit, Structure, fit, impossible, usable)
+                      ONE_NUMBER, PLAIN, STRUCTURES, TRIED, Fit, Structure, fit, impossible,
+                      usable)
 from .report import (BANDS, CASES, bands, crossval, error_band, error_table, errors,
                      factor_stats, peer_errors, scored)
 from .rows import (ARGONNE, ARGONNE_TRAIN_GPUS, SERVING_METRICS, SOURCES, TP_CHOICES,
@@ -51,7 +52,7 @@ from .scoring import Prepared, predict_cases, predict_rows, prepare
 def refresh() -> None:
     """Forget what this session computed from ``data/`` (the errors, the readers' tables),
     so that rows dropped into the tables are read and scored afresh."""
-    for f in (report.scored, report._crossval_table, rows._aliases, rows._book_names,
+    for f in (report.scored, report._crossval_table, report._crossval, rows._aliases, rows._book_names,
               rows._datasets, rows._configs, rows._context_limit, scoring._engine,
               _calibration._published):
         f.cache_clear()
@@ -62,7 +63,7 @@ __all__ = [
     "bands", "crossval", "factor_stats", "peer_errors", "refresh", "all_cases", "mlperf",
     "serving", "alias", "source_of", "group_of", "tables", "predict_cases", "prepare",
     "Prepared", "impossible", "usable", "Fit", "Structure", "STRUCTURES", "CALIBRATED",
-    "ONE_NUMBER", "ESSAY", "PLAIN", "ABLATIONS", "BOUNDED_KINDS", "IMPOSSIBLE", "LOSS_SCALE",
+    "ONE_NUMBER", "ESSAY", "PLAIN", "ABLATIONS", "TRIED", "BOUNDED_KINDS", "IMPOSSIBLE", "LOSS_SCALE",
     "BANDS", "CASES", "ARGONNE", "ARGONNE_TRAIN_GPUS", "SERVING_METRICS", "SOURCES",
     "TP_CHOICES", "TRAIN_ROUNDS", "FRONTIER_CHIPS", "FRONTIER_MODELS", "PARAMETERS",
     "benchmark_lengths", "decline_reasons", "frontier_curves", "frontier_gap",

@@ -34,7 +34,9 @@ from .fitting import CALIBRATED, ONE_NUMBER, STRUCTURES, Fit, Structure, fit, us
 from .rows import all_cases, mlperf
 from .scoring import predict_cases
 
-SOURCE = "scripts/fit_step_model.py (napkin.validation.derive), from data/mlperf_llm.csv and " \
+#: Where the derived rows come from: the script that fits them, in the book's repository.
+SHORT_SOURCE = "https://github.com/napkin-book/prefill-decode/blob/main/scripts/fit_step_model.py"
+SOURCE = f"{SHORT_SOURCE} (napkin.validation.derive), from data/mlperf_llm.csv and " \
          "data/serving_measurements.csv"
 CROSSVAL_TABLE = "step_model_crossval"
 FIXED = "fixed split"
@@ -164,7 +166,7 @@ def crossval(cases: pd.DataFrame, structures=CROSSVALIDATED,
             progress(f"fold {i}/{len(all_folds)} ({fold.kind}: {fold.name}, "
                      f"{int(fold.test.sum())} rows scored): {s.name} in "
                      f"{time.time() - start:.0f} s")
-    return pd.concat(out, ignore_index=True).assign(source_url=SOURCE)
+    return pd.concat(out, ignore_index=True).assign(source_url=SHORT_SOURCE)
 
 
 # -- the stored tables -----------------------------------------------------------------------
@@ -227,7 +229,8 @@ def write(frames: dict[str, pd.DataFrame], overwrite: bool = False,
         raise ValueError(f"{', '.join(existing)} already exist in {directory}; pass "
                          "--overwrite to replace them (then look at what moved)")
     for path, frame in zip(paths, frames.values()):
-        frame.to_csv(path, index=False, float_format="%.10g")
+        frame.to_csv(path, index=False, float_format="%.6g" if path.stem == CROSSVAL_TABLE
+                     else "%.10g")
     return paths
 
 

@@ -104,14 +104,35 @@ def _crossval_table() -> pd.DataFrame:
     return tables.load(CROSSVAL_TABLE)
 
 
-def crossval() -> pd.DataFrame:
-    """Every out-of-fold prediction stored by :func:`napkin.validation.derive.crossval`,
-    joined with its row's measurement, group and errors."""
-    cv = _crossval_table()
+def with_rows(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Predictions of published rows (``table``, ``row``, ``predicted``) joined with each
+    row's measurement, chip, model, family, stack and group, and their errors."""
     cases = rows()[["table", "row", "measured", "kind", "chip", "model", "source",
                     "scenario", "family", "stack"]].copy()
     cases["group"] = group_of(cases)
-    return _errors(cv.merge(cases, on=["table", "row"], how="inner"))
+    return _errors(predictions.merge(cases, on=["table", "row"], how="inner"))
+
+
+@lru_cache(maxsize=1)
+def _crossval() -> pd.DataFrame:
+    stored_cv = _crossval_table()
+    folds = stored_cv[stored_cv["structure"] == MODEL][["fold_kind", "fold", "table", "row",
+                                                        "case"]]
+    fitted = set(stored_cv["structure"])
+    s = scored()
+    unfitted = [folds.merge(s[s["structure"] == name][["table", "row", "predicted"]],
+                            on=["table", "row"]).assign(structure=name)
+                for name, structure in STRUCTURES.items()
+                if not structure.fitted and name not in fitted]
+    return with_rows(pd.concat([stored_cv] + unfitted, ignore_index=True))
+
+
+def crossval() -> pd.DataFrame:
+    """Every out-of-fold prediction: those :func:`napkin.validation.derive.crossval` stored
+    for the fitted structures, and for the structures that fit nothing (the essay's rule, the
+    plain roofline) their predictions of the same rows in the same folds; each with its
+    row's measurement, group and errors."""
+    return _crossval()
 
 
 def _in_scenario(df: pd.DataFrame, scenario: str) -> pd.DataFrame:
@@ -125,10 +146,11 @@ def _in_scenario(df: pd.DataFrame, scenario: str) -> pd.DataFrame:
     return df
 
 
-def bands(structures=None) -> pd.DataFrame:
+def bands(structures=None, frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """The cross-validated errors per scenario, case and structure (a row scored in several
-    folds counts once per fold)."""
-    cv = crossval()
+    folds counts once per fold), of :func:`crossval` or of ``frame`` (out-of-fold
+    predictions through :func:`with_rows`)."""
+    cv = crossval() if frame is None else frame
     out = []
     for scenario in BANDS:
         part = _in_scenario(cv, scenario)
@@ -170,6 +192,5 @@ def peer_errors(table: str = "peer_llm_analysis") -> pd.DataFrame:
     if table not in tables.available():
         return pd.DataFrame()
     peer = tables.load(table)[["table", "row", "predicted", "tool"]]
-    cases = rows()
-    cases = cases.assign(group=group_of(cases))
-    return _errors(peer.merge(cases, on=["table", "row"], how="inner"))
+    split = rows()[["table", "row", "split"]]
+    return with_rows(peer).merge(split, on=["table", "row"])
