@@ -29,13 +29,18 @@ from napkin.validation import chapter
 MODEL, ONE, ESSAY, ROOF = (calib.MODEL, "one-number discount", "essay's 50 % rule",
                            "plain roofline")
 cv = chapter.crossval_table().set_index(["scenario", "case", "structure"])
-for tag, name in (("cal", MODEL), ("one", ONE), ("essay", ESSAY), ("roof", ROOF)):
-    for scenario in ("all", "offline", "server", "static"):
-        for case in ("new", "seen"):
-            row = cv.loc[(scenario, case, name)]
-            glue(f"cv_{tag}_{scenario}_{case}_median", row["median"])
-            glue(f"cv_{tag}_{scenario}_{case}_p90", row["p90"])
-            glue(f"cv_{tag}_{scenario}_{case}_n", int(row["n"]))
+#: The cross-validated figures the prose quotes: (model, rows, case, statistics).
+QUOTED = [("cal", "all", "new", ("median", "p90", "n")), ("cal", "all", "seen", ("median", "p90")),
+          ("one", "all", "new", ("median", "p90")), ("essay", "all", "new", ("median",)),
+          ("roof", "all", "new", ("median",)), ("cal", "offline", "new", ("median",)),
+          ("one", "offline", "new", ("median",)), ("cal", "server", "new", ("median",)),
+          ("one", "server", "new", ("median",)), ("cal", "static", "new", ("p90",)),
+          ("one", "static", "new", ("p90",))]
+names = {"cal": MODEL, "one": ONE, "essay": ESSAY, "roof": ROOF}
+for tag, scenario, case, stats in QUOTED:
+    row = cv.loc[(scenario, case, names[tag])]
+    for stat in stats:
+        glue(f"cv_{tag}_{scenario}_{case}_{stat}", int(row[stat]) if stat == "n" else row[stat])
 ablation = chapter.ablation_table().set_index("structure")
 no_stacks = ablation.loc["without serving stacks"]
 glue("static_with_stacks", ablation.loc[MODEL, "static"])
@@ -58,7 +63,7 @@ glue_markdown("beats_one", "beats" if beats else "does not beat")
 #   from scratch; [the bands](#sec-validation-crossval)).
 # - It {glue:md}`beats_one` the simplest model that could do as well, the roofline at one
 #   fitted share of its peaks: x{glue:text}`cv_one_all_new_median:.2f` and
-#   x{glue:text}`cv_one_all_new_p90:.2f` on the same predictions. The essay's 50 % rule is
+#   x{glue:text}`cv_one_all_new_p90:.2f` on the same predictions. The essay's rule of thumb is
 #   off by x{glue:text}`cv_essay_all_new_median:.2f` for the median row, the plain roofline by
 #   x{glue:text}`cv_roof_all_new_median:.2f`.
 # - Beyond one share of peak, what earns its place is what a roofline leaves out: a fixed
@@ -186,7 +191,7 @@ tables.styled(validation.decline_reasons(8), "table-validation-declined",
 # carries its *stack*: who measured it (MLPerf submitters, Argonne's sweeps, or an engine's
 # or vendor's own table), the chip's vendor and the engine's family. A stack seen in the fit
 # gets two multipliers, $e_\sigma$ on the shares of peak and $o_\sigma$ on the cost per layer,
-# shrunk towards 1 so that a stack seen on few rows moves little; a stack never seen runs as
+# shrunk towards the typical stack's so that a stack seen on few rows moves little; a stack never seen runs as
 # the typical one ($e_\sigma = o_\sigma = 1$). They are shown below as the *software band*,
 # not folded silently into one calibration.
 #
@@ -254,19 +259,26 @@ tables.styled(params.assign(value=params["value"].map("{:,.3g}".format)),
 # \varepsilon = \exp\left|\ln\frac{p}{m}\right|
 # ```
 #
-# so that twice and half the measured value are both off by x2, and a latency counts the
+# so that $p = 2m$ and $p = m/2$ are both off by a factor of $2$, and a latency counts the
 # same as a throughput. A group of rows is summarised by the median and the 90th
 # percentile of its factors, and by a *bias*: the median of $\ln(p/m)$ turned back into a
-# factor and signed by speed, so that a bias above 1 always means the model promised more
+# factor and signed by speed, so that a bias above $1$ always means the model promised more
 # speed than the servers delivered (more tokens per second, or less time), whatever the
 # row's unit.
 
 # %% tags=["remove-cell"]
-glue("regime_rows", int(regimes["n"].sum()))
 glue("n_regimes", len(regimes))
 glue("regime_min_rows", 10)
-bad = regimes[(regimes["p90"] > 2) | (regimes["median"] > 1.5)]
+bad = regimes[(regimes["p90"] > chapter.UNTRUSTED_P90) |
+              (regimes["median"] > chapter.UNTRUSTED_MEDIAN)]
 glue("n_bad_regimes", len(bad))
+glue("untrusted_median", chapter.UNTRUSTED_MEDIAN)
+glue("untrusted_p90", chapter.UNTRUSTED_P90)
+glue("essay_share", validation.ESSAY.base.bandwidth_efficiency)
+glue("train_rounds", ", ".join(validation.TRAIN_ROUNDS))
+glue("test_round", validation.derive.ROUNDS[-1])
+glue("n_train", int(tables.load(calib.PARAMETERS_TABLE).query(
+    "fit == 'fixed split' and structure == @MODEL")["rows"].iloc[0]))
 
 # %% [markdown]
 # (sec-validation-regimes)=
@@ -277,8 +289,9 @@ glue("n_bad_regimes", len(bad))
 # rows whose chip or model the fit had not seen (the section on
 # [cross-validation](#sec-validation-crossval) says how they are made), worst first
 # ({glue:text}`n_regimes:d` regimes of at least {glue:text}`regime_min_rows:d`
-# predictions; {glue:text}`n_bad_regimes:d` of them have a median past x1.5 or one
-# prediction in ten past x2):
+# predictions; {glue:text}`n_bad_regimes:d` of them have a median past
+# x{glue:text}`untrusted_median:.1f` or one prediction in ten past
+# x{glue:text}`untrusted_p90:.0f`):
 
 # %% tags=["hide-input"]
 tables.styled(regimes, "table-validation-regimes", {
@@ -299,27 +312,22 @@ tables.styled(regimes, "table-validation-regimes", {
 # Beside the calibrated model, fitted on the same {glue:text}`n_train:,d` training rows with
 # the same loss, stand the simpler models that could do as well: the *one-number discount*
 # (the plain roofline at one fitted share of both peaks), the essay's rule of thumb (decode
-# at about half its napkin ceiling: the roofline at 50 % of both peaks, nothing fitted) and
+# at about half its napkin ceiling: the roofline at {glue:text}`essay_share:.0%` of both peaks,
+# nothing fitted) and
 # the plain roofline; and, on the rows it can express, one peer calculator at its defaults,
 # llm-analysis {cite}`llm_analysis` (`benchmarks/peer_llm_analysis.py`).
 
 # %% tags=["remove-cell"]
-glue("train_rounds", ", ".join(validation.TRAIN_ROUNDS))
-glue("test_round", "v5.1")
-glue("n_train", int(tables.load(calib.PARAMETERS_TABLE).query(
-    "fit == 'fixed split' and structure == @MODEL")["rows"].iloc[0]))
 base = chapter.baselines_table()
 bt = base.set_index(["scenario", "structure"])
 for scenario in ("offline", "server", "static"):
     for tag, name in (("cal", MODEL), ("one", ONE)):
         glue(f"fs_{tag}_{scenario}_median", bt.loc[(scenario, name), "median"])
-        glue(f"fs_{tag}_{scenario}_p90", bt.loc[(scenario, name), "p90"])
-peer = base[base["structure"] == chapter.PEER]
-glue("peer_n", int(peer["n"].sum()))
+for tag, name in (("cal", MODEL), ("one", ONE)):
+    glue(f"fs_{tag}_offline_p90", bt.loc[("offline", name), "p90"])
 peer_rows = validation.peer_errors()
 glue("peer_all_n", len(peer_rows))
 glue("peer_all_median", float(peer_rows["factor"].median()))
-glue("peer_all_bias", float(peer_rows["speed"].median()))
 held = chapter.held_out((MODEL,))
 case_stats = chapter._stats_by(held, ["case"]).set_index("case")
 glue("held_new_n", int(case_stats.loc["new", "n"]))
@@ -345,7 +353,7 @@ tables.styled(shown, "table-validation-errors", {
 # The peer calculator, run at its defaults on the {glue:text}`peer_all_n:,d` rows it can
 # express, is off by x{glue:text}`peer_all_median:.2f` for the median row and promises
 # more speed than was measured (its own README calls its figure a lower bound on latency:
-# every efficiency is 1 by default). Of the held-out rows, {glue:text}`held_seen_n:,d` have
+# by default it assumes every peak is reached). Of the held-out rows, {glue:text}`held_seen_n:,d` have
 # a chip and model the fit saw together (median x{glue:text}`held_seen_median:.2f`) and
 # {glue:text}`held_new_n:,d` a new chip or model (x{glue:text}`held_new_median:.2f`): the
 # fixed split mixes the easy case with the hard one, which is why the bands other chapters
@@ -360,7 +368,7 @@ napkin.Figure(
                              "dot: median factor; line to the 90th percentile"),
     caption="For each group of rows of the fixed split's held-out side, the median and "
             "90th-percentile factor error of the calibrated step model, the one-number "
-            "discount, the essay's 50 % rule and the plain roofline on the same rows.",
+            "discount, the essay's rule of thumb and the plain roofline on the same rows.",
     source="napkin.validation.chapter.baselines_table on data/mlperf_llm.csv and "
            "data/serving_measurements.csv; fits in data/step_model_parameters.csv.",
 )
@@ -408,6 +416,7 @@ glue("n_taken_earn", int(taken["earns"].sum()))
 glue("n_tried", len(tried))
 glue("n_tried_earn", int(tried["earns"].sum()))
 glue("stacks_change", no_stacks["change"])
+glue("first_scored_round", validation.derive.ROUNDS[2])
 glue("earns", chapter.EARNS)
 glue_markdown("tried_names", ", ".join(tried.index[~tried["earns"].astype(bool)].str.replace(
     "plus ", "", regex=False)))
@@ -441,8 +450,8 @@ tables.styled(shown, "table-validation-ablation", {
 # repeated from scratch on every row a fold does not score, and each scored row is
 # predicted by a fit that never saw it:
 #
-# - **round**: MLPerf's rolling origin, each round from v5.0 on scored by a fit on the
-#   rounds before it (a calibration made before a round meets it);
+# - **round**: MLPerf's rolling origin, each round from {glue:text}`first_scored_round` on
+#   scored by a fit on the rounds before it (a calibration made before a round meets it);
 # - **chip family**: one family of chips left out (an H100 and a GH200 are one family);
 # - **model**: one model left out;
 # - **length**: Argonne's rows of one prompt length left out (a chip and model the fit has
@@ -473,7 +482,7 @@ napkin.Figure(
                              "percentile"),
     caption="Cross-validated factor errors on predictions of rows whose chip or model the "
             "fit had not seen, for the calibrated step model, the one-number discount, the "
-            "essay's 50 % rule and the plain roofline, per group of rows.",
+            "essay's rule of thumb and the plain roofline, per group of rows.",
     source="data/step_model_crossval.csv (scripts/fit_step_model.py), measurements from "
            "data/mlperf_llm.csv and data/serving_measurements.csv.",
 )

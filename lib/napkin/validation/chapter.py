@@ -283,6 +283,12 @@ def crossval_table(structures=(calib.MODEL,) + BASELINES) -> pd.DataFrame:
     return bands(structures)
 
 
+#: A regime the chapter tells a reader not to trust: a median factor past this, or one
+#: prediction in ten past :data:`UNTRUSTED_P90`.
+UNTRUSTED_MEDIAN = 1.5
+UNTRUSTED_P90 = 2.0
+
+
 def regimes(min_rows: int = 10) -> pd.DataFrame:
     """Where not to trust the model: its cross-validated errors on a new chip or model
     (:func:`napkin.validation.report.crossval`, case ``"new"``) per chip family, dense or
