@@ -83,7 +83,7 @@ def factor_bars(table: pd.DataFrame, title: str, subtitle: str) -> alt.Chart:
                         format=".2f")]
     color = alt.Color("structure:N", title=None, sort=models, scale=alt.Scale(
         domain=models, range=[STRUCTURE_COLORS[m] for m in models]),
-        legend=alt.Legend(orient="bottom", columns=2))
+        legend=alt.Legend(orient="bottom", direction="vertical"))
     x = alt.X("median:Q", title="off by a factor of (x, log scale)",
               scale=alt.Scale(type="log", domainMin=1), axis=alt.Axis(format=".1f"))
     base = alt.Chart(df).encode(y=alt.Y("label:N", sort=order, title=None),
@@ -166,7 +166,7 @@ def software_band(df: pd.DataFrame, title: str) -> alt.Chart:
                 scale=alt.Scale(type="log")),
         color=alt.Color("multiplier:N", title=None, sort=kinds, scale=alt.Scale(
             domain=kinds, range=[PALETTE["nvidia"], PALETTE["amd"]]),
-            legend=alt.Legend(orient="bottom")),
+            legend=alt.Legend(orient="bottom", direction="vertical")),
         shape=alt.Shape("multiplier:N", sort=kinds, legend=None),
         size=alt.Size("rows:Q", title="rows", legend=None, scale=alt.Scale(range=[30, 260])),
         tooltip=tips)
