@@ -36,8 +36,8 @@
 # {glue:text}`roof_median:.0%` for the plain roofline. On the essay's machines it says where
 # speculation stops paying: with llama.cpp's measured roofs, at a batch of
 # {glue:text}`mac_even:d` on an M2 Ultra, {glue:text}`h100_even:d` on an H100 and
-# {glue:text}`spark_even:d` on a DGX Spark; an H100 under a serving engine keeps it to a batch
-# of about {glue:text}`h100_serving_even:d`. The one thing random weights can measure, what a
+# {glue:text}`spark_even:d` on a DGX Spark; on an H100 under a serving engine it
+# {glue:md}`h100_serving`. The one thing random weights can measure, what a
 # verify step costs, is measured on the machine that builds the page.
 #
 # **Why it matters.** A single stream that speculates is no longer bounded by bandwidth over
@@ -413,7 +413,8 @@ glue("spark_b4", by.loc["DGX Spark", "speedup_b4"])
 sg_a = float(sg3["acceptance"].iloc[0])
 serving_even = speculative.break_even(llama8, speculative.eagle(3), sg_a, SG.k,
                                       calibration=cal)
-glue("h100_serving_even", int(serving_even))
+glue_markdown("h100_serving", "does not stop paying before its memory is full" if
+              serving_even is None else f"stops paying at a batch of about {serving_even}")
 glue("h100_serving_band", err.loc[published.SWEEPS[0].name, "median_abs"])
 held = checked[(checked["sweep"] == SG.name) & (checked["split"] == "test")]
 glue("sg_over", (held["error"] > 0).mean())
@@ -464,10 +465,10 @@ tables.styled(summary.assign(
 #
 # A serving engine on an H100 reaches far more of the tensor cores than llama.cpp. Priced by
 # chapter 9's calibrated model (BF16 weights, an EAGLE-3 head, SGLang's chain and the
-# acceptance fitted to its smallest batch), speculation stops paying at a batch of about
-# {glue:text}`h100_serving_even:d` on one H100, and on that sweep the model's median error
+# acceptance fitted to its smallest batch), speculation on one H100
+# {glue:md}`h100_serving`, and on that sweep the model's median error
 # was {glue:text}`h100_serving_band:.0%`, and {glue:text}`sg_over:.0%` of its held-out rows
-# erred on the side of too much speedup: read the batch as an upper bound. The same model
+# erred on the side of too much speedup: read that as an upper bound. The same model
 # on a DGX Spark, whose FP16 peak is derived rather than stated by NVIDIA,
 # {glue:md}`spark_serving`.
 

@@ -185,10 +185,12 @@ def test_a_rented_and_an_owned_row_follow_the_formulas():
     assert h["usd_per_hour"] == pytest.approx(h["n_chips"] * quote["median"])
     assert h["usd_per_mtok"] == pytest.approx(h["usd_per_hour"] / 3600 * 1e6 / h["tokens_per_s"])
     assert h["usd_per_mtok_low"] < h["usd_per_mtok"] < h["usd_per_mtok_high"]
-    # the rented band is the held-out error: cost x (1 - m) to cost x (1 + m)
-    m = throughput.band()
-    assert h["usd_per_mtok_low"] == pytest.approx(h["usd_per_mtok"] * (1 - m))
-    assert h["usd_per_mtok_high"] == pytest.approx(h["usd_per_mtok"] * (1 + m))
+    # one user is a static batch of one: its band is that scenario's cross-validated
+    # 90th-percentile factor, cost / f to cost x f
+    f = throughput.band(throughput.band_scenario(1))["p90"]
+    assert throughput.band_scenario(1) == "static" and throughput.band_scenario(8) == "offline"
+    assert h["usd_per_mtok_low"] == pytest.approx(h["usd_per_mtok"] / f)
+    assert h["usd_per_mtok_high"] == pytest.approx(h["usd_per_mtok"] * f)
     s = t.set_index("option").loc["DGX Spark"]
     per_s = s["price_usd"] / (365 * 10 * 3600) + s["power_W"] * 0.2 / 3.6e6
     assert s["usd_per_mtok"] == pytest.approx(per_s * 1e6 / s["tokens_per_s"])

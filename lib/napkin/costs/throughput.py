@@ -3,8 +3,9 @@ model's error beside it, and what that way costs to hold.
 
 - **Rented datacenter GPUs**: the calibrated step model (:func:`napkin.predict`) on an engine
   of 1, 2, 4 or 8 GPUs in tensor parallel, whichever makes a token cheapest; its band is the
-  held-out error of :func:`napkin.validation.report.error_band` (MLPerf Offline: an engine
-  kept busy at a batch, the scenario closest to a rented GPU).
+  cross-validated error of :func:`napkin.validation.report.error_band` for the scenario
+  closest to the row (:func:`band_scenario`) on chips and models the fit has seen (the
+  rented chips all are), the rate's range the 90th-percentile factor either way.
 - **Desk machines you own**: chapter 8's estimate (:func:`napkin.buying.estimate`: the
   roofline of one decode step of all users, discounted by the fraction of the ceiling
   published runs of the same family reach; the first token from published prefill rates),
@@ -36,8 +37,15 @@ RENTED = ("H100 SXM", "H200", "B200")
 TP_SIZES = (1, 2, 4, 8)
 #: The KV cache format of every workload here: chapter 8's (16-bit).
 KV = buying.KV_DTYPE
-#: The held-out scenario whose error band the rented rates carry.
-BAND_SCENARIO = "offline"
+#: Which cross-validated error band a rented rate carries (:func:`band_scenario`): the case
+#: of chips and models the fit has seen.
+BAND_CASE = "seen"
+
+
+def band_scenario(users: int) -> str:
+    """One user's requests, one after another, are a static batch of one (Argonne's
+    scenario); many users keep an engine busy at a batch (MLPerf Offline's)."""
+    return "static" if users <= 1 else "offline"
 
 
 @dataclass(frozen=True)
@@ -156,13 +164,13 @@ def owned(chip: str, w: buying.Workload, users: int | None = 1) -> Serving:
                    price_scope=row["scope"])
 
 
-@lru_cache(maxsize=1)
-def band() -> float:
-    """The median held-out error of the calibrated model (:data:`BAND_SCENARIO`): half of
-    the held-out rows lie within it."""
+@lru_cache(maxsize=4)
+def band(scenario: str) -> dict:
+    """The calibrated model's cross-validated error band for ``scenario`` and
+    :data:`BAND_CASE` (factors: ``median``, ``p90``)."""
     from ..validation.report import error_band
 
-    return error_band(BAND_SCENARIO)["median_abs"]
+    return error_band(scenario, BAND_CASE)
 
 
 def _predict(chip, w, n, users):
@@ -196,7 +204,8 @@ def rented(chip: str, w: buying.Workload, users: int | None = 1,
         return Serving(option, "rented", chip, users or 0, False, reason=(
             f"{w.model} at {w.weight_format} for {users or 1} user(s): no engine of "
             f"{', '.join(map(str, sizes))} x {chip} serves it ({why})"))
-    m = band()
+    scenario = band_scenario(users or 1)
+    m = band(scenario)
     rate = best.output_tokens_per_s
     try:
         p = power.rating(chip)
@@ -204,12 +213,14 @@ def rented(chip: str, w: buying.Workload, users: int | None = 1,
         p = {"power_W": math.nan, "basis": "no power rating in data/machine_power.csv"}
     n = best.n_chips
     return Serving(option, "rented", chip, best.batch, True, tokens_per_s=rate,
-                   tokens_per_s_low=rate / (1 + m), tokens_per_s_high=rate / (1 - m),
+                   tokens_per_s_low=rate / m["p90"], tokens_per_s_high=rate * m["p90"],
                    per_user_tokens_per_s=best.tokens_per_s_per_user, n_chips=n,
                    configuration=f"{n} x {chip}", usd_per_hour=n * quote["median"],
                    usd_per_hour_low=n * quote["low"], usd_per_hour_high=n * quote["high"],
                    power_W=n * p["power_W"], power_basis=f"{n} x {p['basis']}",
-                   throughput_basis=f"napkin.predict, calibrated; held-out band "
-                                    f"(MLPerf {BAND_SCENARIO.title()}) ±{m:.0%}",
+                   throughput_basis=f"napkin.predict, calibrated; cross-validated band "
+                                    f"({scenario}, {BAND_CASE} chips and models): x"
+                                    f"{m['median']:.2f} for half the rows, x{m['p90']:.2f} "
+                                    "for nine in ten",
                    price_basis=f"{n} x median of {quote['quotes']} providers' on-demand "
                                f"quotes ({prices.span_text([quote['oldest'], quote['newest']])})")
