@@ -133,3 +133,15 @@ def stated(method: str) -> tuple[float, float]:
         raise ValueError(f"method {method!r}: expected one stated first-position acceptance in "
                          f"data/{POSITIONS_TABLE}.csv, found {len(df)}")
     return float(df["acceptance_low"].iloc[0]), float(df["acceptance_high"].iloc[0])
+
+
+def position_table(method: str = "EAGLE", temperature: str = "0") -> pd.DataFrame:
+    """The published rates behind :func:`decay_profile`, by position: the lowest, median and
+    highest over the method's models, and the median relative to the first position."""
+    df = by_position()
+    df = df[(df["method"] == method) & (df["temperature"].astype(str) == str(temperature)) &
+            (df["definition"] == CONDITIONAL)]
+    out = df.groupby("draft_position")["acceptance_low"].agg(
+        models="size", low="min", median="median", high="max").reset_index()
+    out["relative"] = decay_profile(method, temperature)[:len(out)]
+    return out
