@@ -30,8 +30,9 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             # kept so that published rows in their schema can be dropped in unchanged
             "n_accelerators", "per_accelerator_value", "accuracy_field_tokens_per_sample",
             "n_gpus", "max_batch", "share_of_chip",
-            # chapter 10: a batch (sequences) and a ratio of two speeds
-            "batch", "speedup",
+            # chapter 10: a batch (sequences) and a ratio of two speeds; a drafted token's
+            # position and the probability it is accepted there
+            "batch", "speedup", "draft_position", "acceptance_low", "acceptance_high",
             # chapter 11: ML.ENERGY's parallelism and mean batch (mlenergy_llm.csv)
             "tensor_parallel", "expert_parallel", "mean_batch",
             # chapter 9's peer baseline (peer_llm_analysis.csv): a row index into another
