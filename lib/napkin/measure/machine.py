@@ -58,10 +58,23 @@ def available_memory_bytes() -> int | None:
         return None
 
 
+def total_memory_bytes() -> int | None:
+    """Installed memory (what a reader's submission says the machine has)."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+    except ImportError:  # pragma: no cover - psutil ships with the book's environment
+        if hasattr(os, "sysconf") and "SC_PHYS_PAGES" in os.sysconf_names:
+            return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        return None
+
+
 def describe(threads: int) -> dict:
     return {"cpu_model": cpu_model(), "logical_cpus": os.cpu_count(), "threads_used": threads,
             "os": platform.platform(), "machine": platform.machine(),
             "python": platform.python_version(),
+            "memory_bytes_total": total_memory_bytes(),
             "memory_bytes_available": available_memory_bytes(),
             "last_level_cache_bytes": last_level_cache_bytes()}
 
