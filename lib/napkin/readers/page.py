@@ -17,6 +17,11 @@ from .. import published
 from . import bounds, check
 
 FAMILY = "Readers"
+#: The columns of :func:`runs`: published.COLUMNS, then provenance and prefill.
+RUN_COLUMNS = published.COLUMNS + [
+    "backend", "model", "llama_cpp", "date", "file", "bandwidth_origin", "probe_spread",
+    "decode_stddev", "prefill_tokens_per_s", "prefill_flops_per_s", "peak_flops_per_s",
+    "peak_what", "book_commit"]
 #: The backend of each published family (the scoreboards say which ran).
 PUBLISHED_BACKENDS = {"Apple Silicon": "Metal", "GPU (CUDA)": "CUDA", "GPU (Vulkan)": "Vulkan",
                       "GPU (ROCm)": "ROCm", "CPU": "CPU"}
@@ -75,7 +80,7 @@ def runs(entries: list[tuple[str, dict]] | None = None) -> pd.DataFrame:
                     == "CPU" else "a GPU data/hardware_specs.csv does not list"),
                 "book_commit": doc["book"]["commit"][:7],
             })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
 
 def published_rows() -> pd.DataFrame:
@@ -118,7 +123,7 @@ def prefill_rows(entries: list[tuple[str, dict]] | None = None) -> pd.DataFrame:
                      peak_what=pub["chip"] + ", " + pub["roof_kind"] + " peak",
                      machine=pub["machine"] + ", " + pub["model"] + " " + pub["test"])
     mine = runs(entries)
-    mine = mine[mine["peak_flops_per_s"].notna()] if len(mine) else mine
+    mine = mine[mine["peak_flops_per_s"].notna()]
     cols = ["machine", "family", "backend", "llama_cpp", "date", "prefill_flops_per_s",
             "peak_flops_per_s", "peak_what", "source_url"]
     return pd.concat([pub[cols], mine.reindex(columns=cols)], ignore_index=True)
