@@ -52,7 +52,7 @@ def prefill_chart(df: pd.DataFrame) -> alt.Chart:
     machine, family, peak_flops_per_s, prefill_flops_per_s and the provenance columns."""
     families = [f for f in (READERS, "Published") if f in set(df["family"])]
     colors = {READERS: PALETTE["live"], "Published": PALETTE["ceiling"]}
-    top = max(1.0, float((df["prefill_flops_per_s"] / df["peak_flops_per_s"]).max()) * 1.05)
+    top = float((df["prefill_flops_per_s"] / df["peak_flops_per_s"]).max()) * 1.15
     points = alt.Chart(df).mark_point(filled=True, opacity=0.85).encode(
         x=alt.X("peak_TFLOPS:Q", title="device's dense peak for the arithmetic that ran "
                                        "(TFLOP/s, log scale)", scale=alt.Scale(type="log")),
