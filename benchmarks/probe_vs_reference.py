@@ -8,7 +8,7 @@ model:
 
   probe           napkin.measure.probe.read_bandwidth as the book runs it now
   baseline        the probe at git revision --baseline (before issue 23: three kernels,
-                  one thread per core only, threads started every pass), loaded from git
+                  one thread per core only, one second in all), loaded from git
   llama-roofline  `llama-roofline membw` (PyPI; numpy sum/max/dot kernels at 1, n/4, n/2
                   and n threads, best of 5 each), a benchmark extra in its own venv:
                   --llama-roofline PATH, $LLAMA_ROOFLINE or on PATH; skipped when absent

@@ -1,7 +1,7 @@
 """Memory read bandwidth, measured: the numerator of the napkin on a CPU.
 
-Read-only passes over an array far larger than the last-level cache, by a pool of
-threads (numpy releases the GIL inside its reductions). Four read kernels take
+Read-only passes over an array far larger than the last-level cache, one chunk a
+thread (numpy releases the GIL inside its reductions). Four read kernels take
 turns, pass by pass, because which one streams fastest depends on the CPU and on
 numpy's build: a float64 sum (numpy's pairwise loop), a float32 max and a 64-bit
 OR (vectorised with the widest loads the CPU has), and a float32 dot product of
@@ -9,22 +9,23 @@ the two halves of each thread's chunk (two streams through BLAS). Each kernel ru
 at several thread counts, from one to one per core: on a shared machine a pass
 that needs every core waits for the slowest of them, while a pass on fewer
 threads may find the memory system just as open, so the best pass of any count
-is the closer estimate. Passes continue for at least ``min_seconds``: the
-bandwidth left to us moves with the neighbours over seconds, and contention only
-ever lowers it. The median and the spread say how noisy the machine was.
+is the closer estimate. Passes continue for at least ``min_seconds`` per thread
+count: the bandwidth left to us moves with the neighbours over seconds, and
+contention only ever lowers it. The median and the spread say how noisy the machine was.
 
-The kernels, the thread sweep and the persistent pool follow ``llama-roofline
-membw``, which read 1.4x this probe's single thread count on a busy 2-core VM;
-``benchmarks/probe_vs_reference.py`` compares the two, compiled C loops, and the
-bandwidth llama.cpp's own decode achieves.
+The dot kernel and the thread sweep come from ``llama-roofline membw`` (PyPI), which a
+reviewer measured at 1/0.70 of the probe without them on a 2-core VM; its persistent
+thread pool read less here, so the probe keeps new threads each pass.
+``benchmarks/probe_vs_reference.py`` compares the two, the probe as it was, compiled C
+loops, and the bandwidth llama.cpp's own decode achieves.
 """
 
 from __future__ import annotations
 
 import os
 import statistics
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -85,12 +86,22 @@ def thread_counts(threads: int) -> tuple[int, ...]:
     return tuple(sorted({1, max(1, threads // 4), max(1, threads // 2), threads}))
 
 
-def _one_pass(pool: ThreadPoolExecutor, chunks: list[np.ndarray], reduce) -> float:
-    """Seconds for the pool to read every chunk once, one chunk a thread. The threads are
-    started once per probe, not per pass, so a pass times the reads alone."""
+def _one_pass(chunks: list[np.ndarray], reduce) -> float:
+    """Seconds for every thread to read its chunk once. The threads are new each pass: on a
+    busy machine the scheduler places a new thread at the front of the queue, while a pool's
+    long-lived worker carries the CPU time it has already had, and a persistent pool (as
+    llama-roofline keeps) read 0.83 of this here (benchmarks/README.md)."""
+    sink = [None] * len(chunks)
+
+    def read(i: int) -> None:
+        sink[i] = reduce(chunks[i])
+
+    workers = [threading.Thread(target=read, args=(i,)) for i in range(len(chunks))]
     start = time.perf_counter()
-    for _ in pool.map(reduce, chunks):
-        pass
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
     return time.perf_counter() - start
 
 
@@ -98,9 +109,11 @@ def read_bandwidth(array_bytes: int = DEFAULT_BYTES, passes: int = 7,
                    threads: int | None = None, kernels: tuple[str, ...] | None = None,
                    min_seconds: float = 1.0, sweep: bool = True) -> ProbeResult:
     """At least ``passes`` timed passes of every kernel at every thread count (after one
-    warm-up pass each), and more until ``min_seconds`` have gone by, all of them taking
-    turns so that a machine which slows down part-way slows them all alike. ``sweep=False``
-    runs ``threads`` threads only."""
+    warm-up pass each), and more until ``min_seconds`` per thread count have gone by, all of
+    them taking turns so that a machine which slows down part-way slows them all alike (a
+    thread count gets as long as the probe without the sweep took: with one second in all,
+    the all-core passes got fewer chances at a quiet moment, and their best fell).
+    ``sweep=False`` runs ``threads`` threads only."""
     if array_bytes < 64 * 2**20:
         raise ValueError(f"array_bytes={array_bytes} is too small to leave the caches; "
                          "use at least 64 MiB")
@@ -119,15 +132,14 @@ def read_bandwidth(array_bytes: int = DEFAULT_BYTES, passes: int = 7,
     data = np.arange(array_bytes // 8, dtype=np.float64)
     runs = [(k, n, np.array_split(data.view(KERNELS[k][0]), n)) for n in counts for k in kernels]
     rates: dict[tuple[str, int], list[float]] = {(k, n): [] for k, n, _ in runs}
-    with ThreadPoolExecutor(max_workers=max(counts)) as pool:
-        for k, _, chunks in runs:  # warm-up: page tables, caches, the pool's threads
-            _one_pass(pool, chunks, KERNELS[k][1])
-        start = time.perf_counter()
-        n = 0
-        while n < passes or (time.perf_counter() - start < min_seconds and n < MAX_PASSES):
-            for k, count, chunks in runs:
-                rates[k, count].append(data.nbytes / _one_pass(pool, chunks, KERNELS[k][1]))
-            n += 1
+    for k, _, chunks in runs:  # warm-up: page tables and caches
+        _one_pass(chunks, KERNELS[k][1])
+    start, budget = time.perf_counter(), min_seconds * len(counts)
+    n = 0
+    while n < passes or (time.perf_counter() - start < budget and n < MAX_PASSES):
+        for k, count, chunks in runs:
+            rates[k, count].append(data.nbytes / _one_pass(chunks, KERNELS[k][1]))
+        n += 1
     stats = {key: {"best": max(r), "median": statistics.median(r), "worst": min(r),
                    "threads": key[1]} for key, r in rates.items()}
     summary = {k: max((s for (name, _), s in stats.items() if name == k),
