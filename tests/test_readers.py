@@ -277,18 +277,22 @@ def test_probe_comparison_is_read_from_the_stored_benchmark():
 
 @pytest.mark.slow
 def test_round_trip_measure_share_check_and_page(tmp_path, monkeypatch):
-    """This machine, for real: a quick measurement, shared, checked, shown."""
+    """This machine, for real: the quick plan (on a 100 MB model, so that it takes seconds
+    however busy the machine is), shared, checked, shown."""
+    from dataclasses import replace
+
     from napkin import measure
-    from napkin.measure import session
 
     monkeypatch.setenv("NAPKIN_RESULTS", str(tmp_path / "results"))
-    os.environ.setdefault("NAPKIN_CACHE", str(tmp_path / "cache"))
-    rec = measure.live(measure.QUICK)
+    monkeypatch.setenv("NAPKIN_CACHE", str(tmp_path / "cache"))
+    plan = replace(measure.QUICK, cache_multiple=0, n_prompt=32, n_gen=8, reps=2)
+    rec = measure.live(plan)
     if rec is None:
         pytest.skip("llama.cpp cannot run here")
     assert cli.main(["share", "--out", str(tmp_path / "share")]) == 0
     [made] = (tmp_path / "share").glob("*.json")
     assert check.check_file(made, tmp_path / "accepted") == []
-    runs = page.runs([(made.name, json.loads(made.read_text()))])
+    doc = json.loads(made.read_text())
+    assert doc["runs"][0]["decode"]["repetitions"] == 2
+    runs = page.runs([(made.name, doc)])
     assert runs["tokens_per_s"].iloc[0] > 0 and runs["backend"].iloc[0] == rec["runner"]["backend"]
-    assert session is not None
