@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from pathlib import Path
 
@@ -296,3 +295,10 @@ def test_round_trip_measure_share_check_and_page(tmp_path, monkeypatch):
     assert doc["runs"][0]["decode"]["repetitions"] == 2
     runs = page.runs([(made.name, doc)])
     assert runs["tokens_per_s"].iloc[0] > 0 and runs["backend"].iloc[0] == rec["runner"]["backend"]
+
+
+def test_a_misshapen_file_is_still_checked_for_personal_strings(good, tmp_path):
+    good["machine"]["hostname"] = "lab-7"
+    run0(good)["model"]["name"] = "/Users/alice/llama.gguf"
+    fields = [p.field for p in check.check_document(good, "x.json", tmp_path)]
+    assert fields == ["machine.hostname", "runs[0].model.name"]

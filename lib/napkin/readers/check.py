@@ -77,9 +77,9 @@ def check_document(doc, name: str, accepted: Path | None = None) -> list[Problem
         return [Problem(name, "schema", f"is {doc.get('schema')!r}; this book reads {SCHEMA} "
                                         "only: update the book (git pull) or share again")]
     shape = shape_problems(doc)
-    if shape:
+    if shape:  # the rates cannot be judged in a misshapen file; what is personal still can
         return [Problem(name, field, f"{what}; {SHARE_AGAIN} (fields: data/README.md)")
-                for field, what in shape]
+                for field, what in shape] + _personal(doc, name)
     return (_impossible(doc, name) + _personal(doc, name)
             + _duplicates(doc, name, accepted or accepted_dir()))
 
