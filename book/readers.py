@@ -95,7 +95,7 @@ glue_markdown("fields", "| field | what it must be |\n|---|---|\n" + "\n".join(
 # ## What the check refuses
 #
 # `python -m napkin results check FILE...` prints one line per problem, naming the file,
-# the field and what to do, and exits 1; it exits 0 when every file is valid. It refuses
+# the field and what to do, and exits with status `1`; with `0` when every file is valid. It refuses
 #
 # - a file that is not JSON, or of a schema version this book does not know;
 # - a missing, mistyped or unknown field (an unknown field is how a host name would slip
