@@ -24,6 +24,13 @@ def main(argv: list[str] | None = None) -> int:
 
     verify_cli.add_arguments(sub.add_parser("verify", help="what verifying k drafted tokens "
                                             "costs here", description=verify_cli.__doc__))
+    from .readers import cli as readers_cli
+
+    readers_cli.add_share_arguments(sub.add_parser(
+        "share", help="turn a `make measure` record into a submission for the readers' page",
+        description=readers_cli.share.__doc__))
+    readers_cli.add_results_arguments(sub.add_parser(
+        "results", help="check submissions for the readers' page"))
     figures = sub.add_parser("figures", help="export every figure to SVG/PNG/PDF with its data")
     figures.add_argument("--out", default="_build/figures", help="output folder")
     args = parser.parse_args(argv)
@@ -33,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         return depth_cli.main(args)
     if args.command == "verify":
         return verify_cli.main(args)
+    if args.command == "share":
+        return readers_cli.share(args)
+    if args.command == "results":
+        return readers_cli.results(args)
     if args.command == "figures":
         from pathlib import Path
 
