@@ -386,7 +386,7 @@ napkin.Figure(
 # the point becomes yours.
 
 # %% tags=["nbval-ignore-output"]
-live = measure.live(measure.plan_from_env())
+live = measure.live(measure.QUICK)
 glue_markdown("live_sentence", measure.sentence(live))
 tables.styled(measure.frame(live), "live-table", {
     "machine": "Machine and model", "bytes_per_token": "Bytes/token (GB)",
