@@ -509,6 +509,10 @@ def test_page_rows_hold_each_ways_candidates_and_never_a_dominated_one(page_rows
     assert spark["users"].min() == 1 and spark["users"].is_unique
     pruned = page.prune(r)
     assert len(pruned) == len(r)                                     # rows() already pruned
-    numbers, texts = page.split(r)
-    assert texts["key"].is_unique and set(numbers["key"]) == set(texts["key"])
-    assert not set(page.TEXT_COLUMNS) & set(numbers.columns)
+    loads, ways = page.split(r)
+    assert ways["k"].is_unique and set(loads["k"]) == set(ways["k"]) and len(loads) == len(r)
+    assert len(ways) == r["option"].nunique()
+    back = loads.merge(ways, on="k")
+    assert np.allclose(back["n_chips"].clip(lower=1) * back["usd_per_gpu_hour"],
+                       r["usd_per_hour"].to_numpy())
+    assert np.allclose(back["tokens_per_s"], r["tokens_per_s"], rtol=1e-10)

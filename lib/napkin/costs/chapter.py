@@ -114,7 +114,7 @@ def cost_display(table: pd.DataFrame) -> pd.DataFrame:
         "usd": [("" if m != m else f"{_money(m)} ({_money(lo)}–{_money(hi)})")
                 for m, lo, hi in zip(table["usd_per_mtok"], table["usd_per_mtok_low"],
                                      table["usd_per_mtok_high"])],
-        "latency": ["" if t != t else f"{t:,.1f} + {a - t:,.0f} = {a:,.0f}"
+        "latency": ["" if t != t else f"{t:,.1f} + {a - t:,.1f} = {a:,.1f}"
                     for t, a in zip(table["first_token_s"], table["latency_s"])],
         "users": [str(int(u)) if f and k != "api" else "" for u, f, k in
                   zip(table["users"], served, table["kind"])],

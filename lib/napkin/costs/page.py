@@ -207,23 +207,39 @@ def prune(df: pd.DataFrame) -> pd.DataFrame:
     return df.loc[sorted(keep)].reset_index(drop=True)
 
 
-#: Columns that are the same for every candidate of a way: the page looks them up once.
-TEXT_COLUMNS = ("weight_format", "configuration", "price_basis", "power_basis", "band")
+#: Columns that are the same for every candidate of a way: the page looks them up once, by
+#: the way's number ``k`` (per GPU where a candidate's engine size changes them).
+WAY_COLUMNS = ("workload", "option", "kind", "chip", "weight_format", "configuration",
+               "price_basis", "power_basis", "band", "price_usd", "usd_per_gpu_hour",
+               "power_W_per_gpu", "api_usd_per_mtok", "api_usd_per_mtok_low",
+               "api_usd_per_mtok_high")
+#: What each candidate carries itself.
+LOAD_COLUMNS = ("k", "users", "n_chips", "tokens_per_s", "tokens_per_s_low",
+                "tokens_per_s_high", "per_user", "first_token_s", "latency_s")
+#: Significant digits the page's numbers keep (the calculator's figures agree with the
+#: library's to about one part in 10^10).
+DIGITS = 11
 
 
 def split(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The rows as the page carries them: the numbers of each candidate, and each way's
-    texts once (joined in the page by ``key``, the workload and the way)."""
+    """The rows as the page carries them: each way once (its texts, price and draw per GPU,
+    the API's prices), numbered ``k``, and each candidate's load and rates with its way's
+    number. The page joins them back (a lookup) and multiplies the per-GPU figures by the
+    candidate's engine size."""
+    df = df.assign(usd_per_gpu_hour=df["usd_per_hour"] / df["n_chips"].where(df["n_chips"] > 0, 1),
+                   power_W_per_gpu=df["power_W"] / df["n_chips"].where(df["n_chips"] > 0, 1))
     key = df["workload"] + "|" + df["option"]
-    texts = df.assign(key=key).drop_duplicates("key")[["key", *TEXT_COLUMNS]]
-    texts = texts.assign(configuration=np.where(df.loc[texts.index, "kind"] == "owned",
-                                                texts["configuration"], ""),
-                         price_basis=texts["price_basis"].str.replace(r"^\d+ x ", "",
-                                                                      regex=True),
-                         power_basis=texts["power_basis"].str.replace(r"^\d+ x ", "",
-                                                                      regex=True))
-    numbers = df.assign(key=key).drop(columns=list(TEXT_COLUMNS))
-    return numbers.reset_index(drop=True), texts.reset_index(drop=True)
+    k = pd.Series(pd.factorize(key)[0], index=df.index)
+    ways = df.assign(k=k).drop_duplicates("k")
+    ways = ways.assign(
+        configuration=np.where(ways["kind"] == "owned", ways["configuration"], ""),
+        price_basis=ways["price_basis"].str.replace(r"^\d+ x ", "", regex=True),
+        power_basis=ways["power_basis"].str.replace(r"^\d+ x ", "", regex=True))
+    ways = ways[["k", *WAY_COLUMNS]].reset_index(drop=True)
+    loads = df.assign(k=k)[list(LOAD_COLUMNS)].reset_index(drop=True)
+    for col in LOAD_COLUMNS[3:]:
+        loads[col] = [float(f"{v:.{DIGITS}g}") for v in loads[col]]
+    return loads, ways
 
 
 def _cost(df: pd.DataFrame, rate: str, usage: Usage) -> np.ndarray:

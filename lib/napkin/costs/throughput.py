@@ -224,8 +224,8 @@ def owned(chip: str, w: buying.Workload, users=1) -> Serving:
         if n == 0:
             d = _desk_step(m, w, 1)
             return Serving(option, "owned", chip, 0, False, weight_format=fmt, reason=(
-                f"misses {users.text()} with one user alone: {d['speed'][1]:.1f} tokens/s, "
-                f"first token in {d['first'][1]:.1f} s"))
+                f"misses the service level ({users.text()}) even with one user: "
+                f"{d['speed'][1]:.1f} tokens/s, first token in {d['first'][1]:.1f} s"))
     else:
         n = users or most
     d = _desk_step(m, w, n)

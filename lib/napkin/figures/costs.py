@@ -72,7 +72,7 @@ def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float
          "speed": level.tokens_per_s_per_user, "first": level.first_token_s,
          "hours": 8.0, "elec": 0.19, "life": 3.0} | (start or {})
     lo, hi = elec_range
-    numbers, texts = page.split(rows)
+    loads, ways = page.split(rows)
     workload = alt.param(name="wl", value=s["workload"], bind=alt.binding_select(
         options=list(presets), name="Workload "))
     speed = alt.param(name="speed", value=s["speed"], bind=alt.binding_range(
@@ -85,9 +85,12 @@ def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float
         min=round(lo, 2), max=round(hi, 2), step=0.01, name="Electricity (USD/kWh) "))
     life = alt.param(name="life", value=s["life"], bind=alt.binding_range(
         min=1, max=8, step=0.5, name="Years of life "))
-    chart = alt.Chart(numbers).transform_filter(
+    chart = alt.Chart(loads).transform_lookup(
+        lookup="k", from_=alt.LookupData(ways, "k", list(page.WAY_COLUMNS))).transform_filter(
         "datum.workload == wl && (datum.kind == 'api' || (datum.per_user >= speed && "
-        "datum.first_token_s <= first))")
+        "datum.first_token_s <= first))").transform_calculate(
+        usd_per_hour="datum.n_chips * datum.usd_per_gpu_hour",
+        power_W="datum.n_chips * datum.power_W_per_gpu")
     for name, expr in page.expressions().items():
         chart = chart.transform_calculate(**{name: expr})
     # each way at its cheapest candidate within the level (most users, on ties)
@@ -100,8 +103,6 @@ def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float
         ref_rent="min(rent_cost)")
     for name, expr in page.breakeven_expressions().items():
         chart = chart.transform_calculate(**{name: expr})
-    chart = chart.transform_lookup(
-        lookup="key", from_=alt.LookupData(texts, "key", list(page.TEXT_COLUMNS)))
     hrs = "(datum.{0} == null ? 'never' : 'above ' + format(datum.{0}, '.1f') + ' h/day')"
     chart = chart.transform_calculate(
         who="datum.kind == 'api' ? 'blended price (output + input)' : datum.kind == 'owned' "
@@ -140,7 +141,7 @@ def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float
     y = alt.Y("option:N", title=None, axis=None,
               sort=alt.EncodingSortField(field="cost_mid", op="min", order="ascending"))
     x = alt.X("cost_mid:Q", scale=alt.Scale(type="log"))
-    names = numbers["option"]
+    names = ways["option"]
     base = chart.encode(y=y, color=_option_color(names).legend(None), tooltip=tips)
     ranges = base.mark_rule(strokeWidth=4).encode(x=alt.X(
         "cost_low:Q", title="USD per million output tokens (log scale)",
