@@ -65,7 +65,7 @@ glue("lvl_best_reply", best["latency_s"])
 glue("lvl_best_median", best["band_median"])
 glue("lvl_best_p90", best["band_p90"])
 desk_ok = lvl_ok[lvl_ok["kind"] == "owned"]
-assert len(desk_ok) >= 1
+assert len(desk_ok) >= 1 and desk_ok["price_scope"].str.startswith("graphics card").all()
 glue_markdown("lvl_desk_ok", ("only " if len(desk_ok) == 1 else "") + "; ".join(
     f"{chapter.way_name(r)} serves it, at {r.usd_per_mtok:.2f} dollars for "
     f"{count(int(r.users), 'user')}, each at {r.per_user_tokens_per_s:.1f} tokens a second, the "
@@ -78,8 +78,9 @@ glue_markdown("lvl_desk_miss", "; ".join(
        else "") + f" and its first token comes in {o1.loc[o, 'first_token_s']:.1f} s"
     + (" (too late)" if o1.loc[o, "first_token_s"] > level.first_token_s else "")
     for o in desk_miss))
+n_below = int((lvl_ok["usd_per_mtok"] < api_head["median"]).sum())
 glue("n_lvl_ways", len(lvl_ok))
-glue("n_lvl_below_api", int((lvl_ok["usd_per_mtok"] < api_head["median"]).sum()))
+glue_markdown("n_lvl_below_api", "all of them" if n_below == len(lvl_ok) else f"{n_below}")
 glue_markdown("lvl_list", chapter.priced_list(served, reply=True))
 assert best["kind"] == "rented" and best["usd_per_mtok"] < api_head["median"]
 
@@ -139,8 +140,9 @@ glue("be_b200", be_batch["2 x B200"])
 #   to {glue:text}`lvl_best_high:.2f` within the calibrated model's 90th-percentile factor
 #   for MLPerf's Server scenario), against a median blended API price (output plus input
 #   tokens) of {glue:text}`api_mid:.2f` ([the table](#sec-cost-service)).
-# - Of the desk machines, {glue:md}`lvl_desk_ok` (a graphics card whose host computer is
-#   not priced); the others miss the level ([why](#sec-cost-service)).
+# - Of the desk machines, {glue:md}`lvl_desk_ok` (bought and used {glue:text}`hours:.0f` h
+#   a day for {glue:text}`life:.0f` years; a graphics card whose host computer is not
+#   priced); the others miss the level ([why](#sec-cost-service)).
 # - One user at a time, every way costs more than the dearest API provider's blended
 #   price. The dearest single stream bought or rented on demand is {glue:text}`one_dearest`'s
 #   ({glue:text}`one_dearest_usd:.0f` dollars per million, bought and used
@@ -519,7 +521,7 @@ tables.styled(chapter.cost_display(served), "table-cost-service-level", chapter.
 
 # %% [markdown]
 # Within the service level, {glue:text}`n_lvl_ways:d` ways serve the model, and
-# {glue:text}`n_lvl_below_api:d` of them make a token for less than the API's median
+# {glue:md}`n_lvl_below_api` make a token for less than the API's median
 # blended price ({glue:text}`api_mid:.2f` dollars per million output tokens; its providers
 # run from {glue:text}`api_low:.2f` to {glue:text}`api_high:.2f`). The cheapest is
 # {glue:text}`lvl_best_way`, at {glue:text}`lvl_best_usd:.2f` dollars for

@@ -160,8 +160,8 @@ def priced_list(table: pd.DataFrame, reply: bool = False) -> str:
     cheapest first; ``reply`` adds the users and the whole reply's time."""
     parts = []
     for r in table[table["fits"] & (table["kind"] != "api")].itertuples():
-        extra = (f" ({count(int(r.users), 'user')}, whole reply in {r.latency_s:,.0f} s)"
-                 if reply else "")
+        who = f"{count(int(r.users), 'user')}, " if r.users != 1 else ""
+        extra = f" ({who}whole reply in {r.latency_s:,.0f} s)" if reply else ""
         parts.append(f"{way_name(r)}: {_money(r.usd_per_mtok)} USD{extra}")
     return "; ".join(parts)
 
