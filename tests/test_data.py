@@ -38,6 +38,8 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             # chapter 9's peer baseline (peer_llm_analysis.csv): a row index into another
             # table, and a prediction whose unit is in the same row's `unit` column
             "row", "predicted",
+            # chapter 11: a data center's power usage effectiveness (datacenter_pue.csv)
+            "pue", "year",
             # chapter 9's derived fits: rows fitted on, and a stack's two multipliers
             "rows", "efficiency", "overhead"}
 SOURCE = re.compile(r"(?:https?://\S+|^essay#[a-z0-9-]+$)")

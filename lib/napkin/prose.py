@@ -30,3 +30,12 @@ def glue_markdown(name: str, text: str) -> None:
     from myst_nb import glue as myst_glue
 
     myst_glue(name, Markdown(text), display=False)
+
+
+def count(n, noun: str, plural: str | None = None) -> str:
+    """``1 user``, ``2 users``, ``1 GPU``, ``8 GPUs``: a whole number with its noun in the
+    right number (never ``user(s)``). ``plural`` for a noun that does not take an ``s``."""
+    if isinstance(n, bool) or int(n) != n:
+        raise ValueError(f"count needs a whole number, got {n!r}")
+    n = int(n)
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
