@@ -158,7 +158,7 @@ glue("be_b200", be_batch["2 x B200"])
 # - The essay's "hundreds of users" holds: measured servers reach the APIs' median
 #   *output* price ({glue:text}`out_median:.2f` dollars per million, input not counted) from
 #   about {glue:text}`be_h100:.0f` sequences at once on H100 GPUs and
-#   {glue:text}`be_b200:.0f` on B200 GPUs ([the measured servers](#fig-cost-measured-serving)).
+#   {glue:text}`be_b200:.0f` on B200 GPUs ([the measured servers](#sec-cost-essay-sentence)).
 # ```
 #
 # **What this chapter does.** The essay ends on money. A provider amortises the weight read
@@ -614,10 +614,11 @@ napkin.Figure(
     name="fig-cost-trade",
     chart=charts.trade(
         curves, api_head, "Cheaper tokens, slower streams",
-        [f"{w.model}, 8-bit ({costs.desk_format(w.weight_format)} bought, "
-         f"{w.weight_format} rented), {w.prompt_tokens:,} in, {w.output_tokens:,} out",
-         f"bought: {usage.hours_per_day:.0f} h/day for {usage.life_years:.0f} years; "
-         f"dashed: rented on demand"]),
+        [f"{w.model}, {costs.desk_format(w.weight_format)} bought, "
+         f"{w.weight_format} rented",
+         f"{w.prompt_tokens:,} tokens in, {w.output_tokens:,} out",
+         f"bought: {usage.hours_per_day:.0f} h/day, {usage.life_years:.0f} years",
+         "dashed: rented on demand"]),
     caption="Dollars per million output tokens against the tokens per second each user sees, "
             "one line per way of serving as the users at once grow (bought: solid, rented on "
             "demand: dashed; each way its own colour and point shape, named at its cheapest "
@@ -787,6 +788,7 @@ tables.styled(chapter.error_display(summary.reset_index()), "table-cost-energy-e
 # {glue:text}`dc_ratio_hi:.0f` times as much. The tables' rented rows are counted the same
 # way (a DGX B200's maximum is {glue:text}`b200_node_kw:.1f` kW {cite}`nvidia_dgx_b200_guide`).
 # %% [markdown]
+# (sec-cost-essay-sentence)=
 # ## The essay's per-token sentence
 #
 # "A provider amortises that read across hundreds of users, which is how per-token prices

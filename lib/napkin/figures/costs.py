@@ -193,9 +193,17 @@ def trade(curves: pd.DataFrame, api: dict, title: str, subtitle: str | list) -> 
     points = alt.Chart(df).mark_point(filled=True, size=45, opacity=0.9).encode(
         x=x, y=y, color=color, shape=shape, tooltip=tips)
     ends = label_ends(df)
-    names = alt.Chart(ends).mark_text(align="left", dx=7, fontSize=11, fontWeight=600).encode(
-        x=x, y=alt.Y("label_y:Q", scale=alt.Scale(type="log")), text="option:N",
-        color=color, tooltip=tips)
+    # a name at the right of the plot is written to the left of its point, so that it stays
+    # on the plot down to a phone's width
+    span = np.log(df["per_user_tokens_per_s"].max() / df["per_user_tokens_per_s"].min())
+    ends["right"] = np.log(ends["per_user_tokens_per_s"] / df["per_user_tokens_per_s"].min()) \
+        > span / 2 if span > 0 else False
+    text = dict(fontSize=11, fontWeight=600)
+    names = alt.layer(*[
+        alt.Chart(ends[ends["right"] == side]).mark_text(
+            align="right" if side else "left", dx=-7 if side else 7, **text).encode(
+            x=x, y=alt.Y("label_y:Q", scale=alt.Scale(type="log")), text="option:N",
+            color=color, tooltip=tips) for side in (False, True)])
     band = _api_band(api, "API, blended price", ("API, median blended price (USD)",
                                                  "Cheapest provider", "Dearest provider"))
     return responsive(band + lines + points + names, 380, alt.Title(title, subtitle=subtitle))
