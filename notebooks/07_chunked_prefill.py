@@ -70,18 +70,20 @@ cv = crossval()
 glue("seen_rows", int(cv[(cv["chip"] == S.chip) & (cv["model"] == "Llama-3.3-70B")][
     ["table", "row"]].drop_duplicates().shape[0]))
 
-glue("box_cap_req", best_cap["requests_per_s"])
-glue("box_cap_tok", best_cap["tokens_per_s"])
-glue("box_itl_mid_ms", 1e3 * d[mid]["itl_p99_s"])
-glue("box_itl_itl_ms", 1e3 * d[itl_b]["itl_p99_s"])
-glue("box_itl_ttft_ms", 1e3 * d[ttft_b]["itl_p99_s"])
-glue("box_ttft_low_ms", 1e3 * d[low]["ttft_p50_s"])
-glue("box_ttft_itl_ms", 1e3 * d[itl_b]["ttft_p50_s"])
-glue("box_ttft_ttft_ms", 1e3 * d[ttft_b]["ttft_p50_s"])
+glue("cap_ref", best_cap["requests_per_s"])
+glue("cap_ref_tok", best_cap["tokens_per_s"])
+glue("cap_decodes", best_cap["decodes"])
+#: The dial's medians the prose quotes: (name, column, which budgets); "plain" is no chunking
+QUOTED = [("itl99", "itl_p99_s", ("plain", "low", "mid", "itl", "ttft")),
+          ("ttft50", "ttft_p50_s", ("low", "mid", "itl", "ttft")),
+          ("ttft99", "ttft_p99_s", ("itl", "ttft"))]
+budget_of = {"plain": 0, "low": low, "mid": mid, "itl": itl_b, "ttft": ttft_b}
+for name, column, tags in QUOTED:
+    for tag in tags:
+        glue(f"{name}_{tag}_ms", 1e3 * d[budget_of[tag]][column])
 sat_change = (sat_by.loc[sv.label("chunked", ttft_b), "requests_per_s"] /
               sat_by.loc[sv.label("chunked", itl_b), "requests_per_s"] - 1)
-glue_markdown("box_sat_change", f"{abs(sat_change):.0%} {'less' if sat_change < 0 else 'more'}")
-glue("box_decodes", best_cap["decodes"])
+glue_markdown("sat_change", f"{abs(sat_change):.0%} {'less' if sat_change < 0 else 'more'}")
 glue_markdown("box_best_config", sv.describe(best_config))
 glue_markdown("box_best_goodput", sv.goodput_words(g2.loc[best_config]))
 glue("box_plain_goodput", g2.loc[plain_c, "goodput_req_per_s"])
@@ -95,8 +97,8 @@ shares = g2["goodput_req_per_s"] / sv.cluster_capacities().set_index("config")[
     "requests_per_s"]
 glue("box_share_low", shares.min())
 glue("box_share_high", shares.max())
-glue("box_band_median", band["median"])
-glue("box_band_p90", band["p90"])
+glue("band_median", band["median"])
+glue("band_p90", band["p90"])
 glue("load", S.load)
 glue("split_load", S.split_load)
 glue("gpus", server.roof.n_chips)
@@ -113,26 +115,26 @@ glue("n_cluster_seeds", len(S.cluster_seeds))
 # ```{admonition} In one minute
 # :class: tip
 # - On chapter 9's calibrated step, one instance of Llama 3.3 70B on {glue:text}`gpus:d`
-#   H100 SXMs carries at most about {glue:text}`box_cap_req:.1f` requests per second of this
-#   chat traffic ({glue:text}`box_cap_tok:,.0f` tokens/s). Keeping {glue:text}`target:.0%`
+#   H100 SXMs carries at most about {glue:text}`cap_ref:.1f` requests per second of this
+#   chat traffic ({glue:text}`cap_ref_tok:,.0f` tokens/s). Keeping {glue:text}`target:.0%`
 #   of requests within this book's latency targets takes a load of only
 #   {glue:text}`box_share_low:.0%` to {glue:text}`box_share_high:.0%` of a setup's capacity
 #   ([what one instance carries](#sec-serving-capacity); [goodput](#sec-serving-goodput)). The step model is within
-#   x{glue:text}`box_band_median:.2f` of MLPerf Server and Interactive results for half of the
-#   rows of a chip and model it has seen, x{glue:text}`box_band_p90:.2f` for nine in ten.
+#   x{glue:text}`band_median:.2f` of MLPerf Server and Interactive results for half of the
+#   rows of a chip and model it has seen, x{glue:text}`band_p90:.2f` for nine in ten.
 # - The token budget trades the gap between tokens against the first token. At
 #   {glue:text}`load:.0%` of capacity the 99th-percentile gap is
-#   {glue:text}`box_itl_mid_ms:.0f` ms at a budget of {glue:text}`budget_mid:d`,
-#   {glue:text}`box_itl_itl_ms:.0f` ms at {glue:text}`essay_itl_budget:,.0f` and
-#   {glue:text}`box_itl_ttft_ms:.0f` ms at {glue:text}`essay_ttft_budget:,.0f`; the median
-#   first token falls from {glue:text}`box_ttft_low_ms:.0f` ms at {glue:text}`budget_low:d` to
-#   {glue:text}`box_ttft_itl_ms:.0f` ms at {glue:text}`essay_itl_budget:,.0f` and
-#   {glue:text}`box_ttft_ttft_ms:.0f` ms at {glue:text}`essay_ttft_budget:,.0f` (medians of
+#   {glue:text}`itl99_mid_ms:.0f` ms at a budget of {glue:text}`budget_mid:d`,
+#   {glue:text}`itl99_itl_ms:.0f` ms at {glue:text}`essay_itl_budget:,.0f` and
+#   {glue:text}`itl99_ttft_ms:.0f` ms at {glue:text}`essay_ttft_budget:,.0f`; the median
+#   first token falls from {glue:text}`ttft50_low_ms:.0f` ms at {glue:text}`budget_low:d` to
+#   {glue:text}`ttft50_itl_ms:.0f` ms at {glue:text}`essay_itl_budget:,.0f` and
+#   {glue:text}`ttft50_ttft_ms:.0f` ms at {glue:text}`essay_ttft_budget:,.0f` (medians of
 #   {glue:text}`n_seeds:d` traffic seeds; [the dial](#sec-serving-dial)).
 # - Above {glue:text}`essay_itl_budget:,.0f` tokens a budget buys no throughput here: the
-#   cache fills with about {glue:text}`box_decodes:.0f` sequences before a step fills its
+#   cache fills with about {glue:text}`cap_decodes:.0f` sequences before a step fills its
 #   budget, and with an endless queue a budget of {glue:text}`essay_ttft_budget:,.0f` serves
-#   {glue:md}`box_sat_change` than one of {glue:text}`essay_itl_budget:,.0f`
+#   {glue:md}`sat_change` than one of {glue:text}`essay_itl_budget:,.0f`
 #   ([the capacity table](#sec-serving-capacity)).
 # - Of {glue:text}`instances:d` such machines, {glue:md}`box_best_config` serves the most
 #   requests with {glue:text}`target:.0%` of them within both targets:
@@ -307,11 +309,8 @@ memory_bound = [b for b in S.budgets
                 if cap_by.loc[sv.label("chunked", b), "limited_by"] == "memory"]
 glue("ref_budget", S.reference_budget)
 glue("cap_low", cap_by.loc[sv.label("chunked", low), "requests_per_s"])
-glue("cap_ref", best_cap["requests_per_s"])
-glue("cap_ref_tok", best_cap["tokens_per_s"])
 glue("cap_plain", cap_by.loc[sv.label("prefill_first", None), "requests_per_s"])
 glue("first_memory_budget", min(memory_bound))
-glue("cap_decodes", best_cap["decodes"])
 glue("sat_ratio_low", spread_cap.min())
 glue("sat_ratio_high", spread_cap.max())
 glue("sat_best_budget", int(sat[sat["policy"] == "chunked"].groupby("budget")[
@@ -320,7 +319,6 @@ glue("sat_best", sat[sat["policy"] == "chunked"].groupby("budget")["requests_per
      .median().max())
 glue("sat_ttft", sat_by.loc[sv.label("chunked", ttft_b), "requests_per_s"])
 glue("sat_low", sat_by.loc[sv.label("chunked", low), "requests_per_s"])
-glue_markdown("sat_change", f"{abs(sat_change):.0%} {'less' if sat_change < 0 else 'more'}")
 paired = sat[sat["policy"] == "chunked"].pivot_table(index="seed", columns="budget",
                                                      values="requests_per_s")
 glue_markdown("sat_every_seed", "in every seed" if ((paired[ttft_b] < paired[itl_b]).all() or
@@ -505,22 +503,11 @@ itl_pair = chunked_rows.pivot_table(index="seed", columns="budget", values="itl_
 met_by = {b: d[b]["attainment"] for b in d}
 best_met = max(S.budgets, key=lambda b: met_by[b])
 glue("rate", d[itl_b]["rate_per_s"])
-glue("itl99_plain_ms", 1e3 * d[0]["itl_p99_s"])
-glue("itl99_low_ms", 1e3 * d[low]["itl_p99_s"])
-glue("itl99_mid_ms", 1e3 * d[mid]["itl_p99_s"])
-glue("itl99_itl_ms", 1e3 * d[itl_b]["itl_p99_s"])
-glue("itl99_ttft_ms", 1e3 * d[ttft_b]["itl_p99_s"])
-glue("ttft50_low_ms", 1e3 * d[low]["ttft_p50_s"])
-glue("ttft50_mid_ms", 1e3 * d[mid]["ttft_p50_s"])
-glue("ttft50_itl_ms", 1e3 * d[itl_b]["ttft_p50_s"])
-glue("ttft50_ttft_ms", 1e3 * d[ttft_b]["ttft_p50_s"])
 glue("ttft_gain_above", 1 - (ttft_pair[ttft_b] / ttft_pair[itl_b]).median())
 glue("ttft_gain_below", 1 - (ttft_pair[itl_b] / ttft_pair[mid]).median())
 glue_markdown("ttft_above_seeds",
               f"lower in {int((ttft_pair[ttft_b] < ttft_pair[itl_b]).sum())} of "
               f"{len(ttft_pair)} seeds")
-glue("ttft99_itl_ms", 1e3 * d[itl_b]["ttft_p99_s"])
-glue("ttft99_ttft_ms", 1e3 * d[ttft_b]["ttft_p99_s"])
 glue("met_plain", d[0]["attainment"])
 glue("met_low", met_by[low])
 glue("met_mid", met_by[mid])
@@ -535,8 +522,6 @@ glue("roof_step_mid_ms", 1e3 * roof_mid)
 glue("roof_target_ms", 1e3 * S.tpot_slo_factor * roof_step.bare_decode_s)
 glue("cal_step_mid_ms", 1e3 * cap_by.loc[sv.label("chunked", mid), "step_s"])
 glue("cal_over_target", cap_by.loc[sv.label("chunked", mid), "step_s"] / tpot_target)
-glue("band_median", band["median"])
-glue("band_p90", band["p90"])
 glue("band_n", band["n"])
 over = cap_by.loc[sv.label("chunked", mid), "step_s"] / tpot_target
 glue_markdown("within_band", "inside" if max(over, 1 / over) < band["median"] else "outside")
