@@ -448,7 +448,8 @@ def test_configurations_in_words():
     assert sv.describe("Chunked 512 x 4") == \
         "chunked prefill at a budget of 512 tokens on every machine"
     assert sv.describe("No chunking x 4") == "no chunking on every machine"
-    assert sv.describe("1 prefill + 3 decode") == "1 prefill machine and 3 decode machines"
+    assert sv.describe("1 prefill + 3 decode") == \
+        "a split of 1 prefill machine and 3 decode machines"
 
 
 # -- the engine, step by step on a hand-made queue ---------------------------------------------

@@ -310,16 +310,17 @@ def cluster_configs(setting: Setting = SETTING) -> dict:
 
 def describe(config: str) -> str:
     """A :func:`cluster_configs` label in words: ``"Chunked 512 x 4"`` is chunked prefill at
-    512 tokens on every machine, ``"3 prefill + 1 decode"`` three prefill machines and one
-    decode machine."""
+    512 tokens on every machine, ``"3 prefill + 1 decode"`` a split of three prefill machines
+    and one decode machine (each the subject of a sentence in the singular)."""
     if " x " in config:
         what, _ = config.rsplit(" x ", 1)
         if what.startswith("Chunked "):
             return f"chunked prefill at a budget of {what.split()[1]} tokens on every machine"
         return f"{what.lower()} on every machine"
     pre, dec = config.split(" prefill + ")
-    return f"{pre} prefill {'machine' if pre == '1' else 'machines'} and {dec.split()[0]} " \
-           f"decode {'machine' if dec.split()[0] == '1' else 'machines'}"
+    dec = dec.split()[0]
+    return f"a split of {pre} prefill {'machine' if pre == '1' else 'machines'} and {dec} " \
+           f"decode {'machine' if dec == '1' else 'machines'}"
 
 
 def cluster_capacities(setting: Setting = SETTING) -> pd.DataFrame:
