@@ -679,7 +679,7 @@ overlap = (g2.loc[best_colocated, "goodput_req_per_s_min"] <=
     g2.loc[best_split, "goodput_req_per_s_min"] <= g2.loc[best_colocated, "goodput_req_per_s_max"])
 glue_markdown("colocated_vs_split", (
     f"the best colocated setup ({sv.describe(best_colocated)}) and the best split "
-    f"({sv.describe(best_split)}) serve about the same, their medians {lead:.2f}× apart and "
+    f"({best_split.lower()}) serve about the same, their medians {lead:.2f}× apart and "
     "their seeds' ranges overlapping" + (", a margin inside the step model's median error"
                                          if max(lead, 1 / lead) < band["median"] else "")
     if overlap else
@@ -712,8 +712,8 @@ assert not g2["missed"].any()
 # unchunked engine. Sarathi-Serve reports {glue:text}`sarathi_low:.1f`× to
 # {glue:text}`sarathi_high:.1f`× the serving capacity of vLLM, for Mistral-7B on one A100 and
 # Yi-34B on two, under its own latency targets. Models, hardware, baselines and targets all
-# differ from this simulation's. Between the two fixes, {glue:md}`colocated_vs_split` at the
-# book's target. A split pays for its pools in stranded capacity whenever they do not match
+# differ from this simulation's. Between the two fixes, at the book's target,
+# {glue:md}`colocated_vs_split`. A split pays for its pools in stranded capacity whenever they do not match
 # the traffic: with the {glue:md}`worst_split` split the goodput is
 # {glue:text}`rate_worst_split:.1f` requests per second.
 
