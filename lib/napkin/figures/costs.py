@@ -49,6 +49,11 @@ def _option_shape(options) -> alt.Shape:
         domain=names, range=[OPTION_STYLES[o][1] for o in names]))
 
 
+#: Height of one way in the calculator: its name and price above its range, four short
+#: lines below.
+ROW_PX = 120
+
+
 def _plural(field: str, one: str, many: str) -> str:
     """A Vega expression: ``1 user`` / ``7 users`` for the number in ``field``."""
     return f"format(datum.{field}, ',') + (datum.{field} == 1 ? ' {one}' : ' {many}')"
@@ -109,17 +114,20 @@ def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float
             "? 'bought: ' + datum.configuration + ', ' + datum.weight_format : "
             "(datum.kind == 'committed' ? 'rented on a 1-year contract: ' : 'rented: ') + "
             "datum.n_chips + ' x ' + datum.chip + ', ' + datum.weight_format",
-        line1="datum.option + ': ' + format(datum.cost_mid, ',.3~r') + ' USD (' + "
+        line1="datum.option",
+        line2="format(datum.cost_mid, ',.3~r') + ' USD per Mtok (' + "
               "format(datum.cost_low, ',.3~r') + '–' + format(datum.cost_high, ',.3~r') + ')'",
-        line2="datum.kind == 'api' ? 'blended price, median of the providers (their spread)' "
-              ": " + _plural("users", "user", "users") + " + ' at ' + "
-              "format(datum.per_user, '.1f') + ' tokens/s; first token ' + "
-              "format(datum.first_token_s, '.1f') + ' s, whole reply ' + "
+        line3="datum.kind == 'api' ? 'blended: median of the providers' : " +
+              _plural("users", "user", "users") + " + ' at ' + "
+              "format(datum.per_user, '.1f') + ' tokens/s each'",
+        line4="datum.kind == 'api' ? '(their spread)' : 'first token ' + "
+              "format(datum.first_token_s, '.1f') + ' s, reply ' + "
               "format(datum.latency_s, ',.0f') + ' s'",
-        energy="datum.joules ? format(datum.joules, ',.2f') + ' J per token' : ''",
-        line3="datum.kind == 'owned' ? 'owning beats renting: ' + " + hrs.format(
-            "beat_rent") + " + '; the API: ' + " + hrs.format("beat_api") +
-              " + '; ' + datum.energy : datum.energy")
+        line5="datum.kind == 'owned' ? 'beats renting ' + " + hrs.format("beat_rent") +
+              " : (datum.joules ? format(datum.joules, ',.2f') + ' J per token' : '')",
+        line6="datum.kind == 'owned' ? 'beats the API ' + " + hrs.format("beat_api") +
+              " + (datum.joules ? '; ' + format(datum.joules, ',.2f') + ' J/token' : '') "
+              ": ''")
     tips = [alt.Tooltip("option:N", title="Way"), alt.Tooltip("who:N", title="As"),
             alt.Tooltip("cost_mid:Q", title="USD per million output tokens", format=",.3~r"),
             alt.Tooltip("cost_low:Q", title="Band from", format=",.3~r"),
@@ -149,10 +157,13 @@ def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float
     dots = base.mark_point(filled=True, size=110).encode(x=x, shape=_option_shape(names)
                                                          .legend(None))
     words = chart.encode(y=y, tooltip=tips)
+    # short lines, each within a phone's column: a way's name, its price, then what a tooltip
+    # would say
     lines = [words.mark_text(align="left", baseline="middle", dy=dy, fontSize=size,
                              fontWeight=weight).encode(x=alt.value(0), text=f"{field}:N")
-             for field, dy, size, weight in (("line1", -17, 12, 600), ("line2", 13, 11, 400),
-                                             ("line3", 25, 11, 400))]
+             for field, dy, size, weight in (("line1", -40, 12, 600), ("line2", -26, 11, 400),
+                                             ("line3", 14, 11, 400), ("line4", 27, 11, 400),
+                                             ("line5", 40, 11, 400), ("line6", 53, 11, 400))]
     if audit:
         audited = ("option", "kind", "users", "cost_mid", "cost_low", "cost_high", "joules",
                    "beat_rent", "beat_api")
@@ -163,7 +174,8 @@ def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float
                         "format(speed, '.1f') + ' tokens/s,', 'first token within ' + "
                         "format(first, '.1f') + ' s']")
     return responsive(alt.layer(ranges, dots, *lines).add_params(
-        workload, speed, first, hours, elec, life), 640, alt.Title(title))
+        workload, speed, first, hours, elec, life), ROW_PX * int(ways["option"].nunique()),
+        alt.Title(title))
 
 
 def trade(curves: pd.DataFrame, api: dict, title: str, subtitle: str | list) -> alt.Chart:
