@@ -54,7 +54,7 @@ import napkin
 from napkin import costs, errata, tables
 from napkin.costs import chapter, energy, page, power, prices
 from napkin.figures import costs as charts
-from napkin.prose import glue, glue_markdown
+from napkin.prose import counted, glue, glue_markdown
 from napkin.validation.report import error_band
 
 w = chapter.headline()
@@ -352,8 +352,8 @@ speed = 20.0
 at_speed = costs.compare.cheapest_at_speed(curves, speed)
 glue("speed", speed)
 glue("at_speed_option", f"rented {at_speed['option'].removesuffix(' (rented)')} engine "
-                        f"({int(at_speed['n_chips'])} GPUs)" if at_speed["kind"] == "rented"
-     else at_speed["option"])
+                        f"({counted(int(at_speed['n_chips']), 'GPU')})"
+     if at_speed["kind"] == "rented" else at_speed["option"])
 glue("at_speed_cost", at_speed["usd_per_mtok"])
 glue("at_speed_users", int(at_speed["users"]))
 desk = curves[curves["kind"] == "owned"]

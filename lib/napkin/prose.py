@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+__all__ = ["counted", "glue", "glue_markdown", "plain"]
+
 
 def plain(value):
     """A numpy scalar as the Python int/float it stands for; anything else unchanged."""
@@ -30,3 +32,12 @@ def glue_markdown(name: str, text: str) -> None:
     from myst_nb import glue as myst_glue
 
     myst_glue(name, Markdown(text), display=False)
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 GPU"``, ``"8 GPUs"``: a count with its noun in the right number, so a computed
+    sentence never says "1 GPUs" or hedges with "GPU(s)"."""
+    n = plain(n)
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise ValueError(f"counted: n must be a whole number, got {n!r}")
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

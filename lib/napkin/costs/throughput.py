@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .. import buying, catalog, kvcache
+from ..prose import counted
 from ..units import GiB
 from . import power, prices
 
@@ -128,7 +129,7 @@ def owned(chip: str, w: buying.Workload, users: int | None = 1) -> Serving:
     if not fit:
         largest = max(configs, key=lambda p: p[1])
         return Serving(option, "owned", chip, users or 0, False, reason=(
-            f"{w.model} at {w.weight_format} for {users or 1} user(s) needs "
+            f"{w.model} at {w.weight_format} for {counted(users or 1, 'user')} needs "
             f"{(w_total + (users or 1) * kv_end) / GiB:,.1f} GiB; the largest priced "
             f"{chip} lets its GPU use {largest[1] / GiB:,.1f} GiB"))
     config, most = fit[0]
@@ -194,7 +195,7 @@ def rented(chip: str, w: buying.Workload, users: int | None = 1,
             best = p
     if best is None:
         return Serving(option, "rented", chip, users or 0, False, reason=(
-            f"{w.model} at {w.weight_format} for {users or 1} user(s): no engine of "
+            f"{w.model} at {w.weight_format} for {counted(users or 1, 'user')}: no engine of "
             f"{', '.join(map(str, sizes))} x {chip} serves it ({why})"))
     m = band()
     rate = best.output_tokens_per_s

@@ -87,7 +87,8 @@ def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float
         labels = labels.transform_calculate(audit=" + ';' + ".join(
             f"'{k}=' + datum.{k}" for k in audited)).encode(description="audit:N")
     # one short line each: a title computed in the page cannot be wrapped to a phone's width
-    title = alt.ExprRef("['What a million tokens cost', wl, us + ' user(s) at once']")
+    title = alt.ExprRef("['What a million tokens cost', wl, us + (us == 1 ? ' user' : ' users') "
+                        "+ ' at once']")
     return responsive((ranges + dots + labels).add_params(workload, users, hours, elec, life),
                       340, alt.Title(title))
 
