@@ -117,7 +117,9 @@ class Visit:
             route.abort()
 
     def _failed(self, request):
-        if request.url not in self.blocked:  # refused requests are reported as `blocked`
+        # refused requests are reported as `blocked`; a request the browser drops because
+        # the page navigated on (index.html's redirect, the next test page) is no failure
+        if request.url not in self.blocked and request.failure != "net::ERR_ABORTED":
             self.errors.append(f"request failed: {request.url} ({request.failure})")
 
     def open(self, url: str) -> dict:
@@ -289,6 +291,36 @@ def test_the_visit_catches_every_kind_of_error(browser, site_url):
     for expected in ("warning: napkin-test warning", "error: napkin-test error",
                      "napkin-test uncaught", "napkin-test-missing.png", "Infinite extent"):
         assert expected in found, f"the visit did not catch {expected!r}: {visit.errors}"
+    visit.close()
+
+
+@pytest.mark.browser
+def test_the_mark_check_finds_marks_off_the_plot(browser, site_url):
+    """The DOM check finds what napkin.charts.misdrawn finds offline: points drawn beyond
+    the plot, and points all on one edge of it."""
+    visit = Visit(browser, allowed=(site_url,))
+    visit.open(site_url + "book/essay.html")
+    visit.page.evaluate("""() => {
+        const rows = [{a: 0.2, b: 1}, {a: 5, b: 2}, {a: 0.5, b: 3}];
+        const specs = {
+            'off': {x: {field: 'a', type: 'quantitative',
+                        scale: {domain: [0, 1], clamp: false}},
+                    y: {field: 'b', type: 'quantitative'}},
+            'edge': {x: {field: 'b', type: 'quantitative'},
+                     y: {field: 'a', type: 'quantitative',
+                         scale: {domain: [10, 20], clamp: true}}}};
+        for (const [id, encoding] of Object.entries(specs)) {
+            const el = document.createElement('div');
+            el.id = 'napkin-test-' + id; el.className = 'napkin-chart';
+            document.querySelector('article').appendChild(el);
+            window.napkinDraw(el.id, {width: 300, height: 200, mark: 'point',
+                                      data: {values: rows}, encoding});
+        }
+    }""")
+    result = visit._read()
+    found = {c["id"]: c["offPlot"] for c in result["charts"]}
+    assert any("outside" in p for p in found["napkin-test-off"]), found
+    assert any("one edge" in p for p in found["napkin-test-edge"]), found
     visit.close()
 
 
@@ -569,7 +601,11 @@ def jupyterlab(tmp_path):
         yield url, tmp_path
     finally:
         lab.terminate()
-        lab.wait(timeout=30)
+        try:
+            lab.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a busy machine: stop it the hard way
+            lab.kill()
+            lab.wait(timeout=30)
 
 
 @pytest.mark.browser
