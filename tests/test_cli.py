@@ -67,6 +67,9 @@ def test_an_error_while_running_is_one_line(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().err == f"error: {tmp_path / 'fig.png'}: No space left on device\n"
 
 
-def test_writable_makes_the_folder(tmp_path):
-    made = folders.writable(tmp_path / "a" / "b")
-    assert made.is_dir() and not any(made.iterdir())
+def test_writable_checks_and_leaves_nothing_behind(tmp_path):
+    assert folders.writable(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    assert not (tmp_path / "a").exists()
+    (tmp_path / "c").mkdir()
+    folders.writable(tmp_path / "c")
+    assert (tmp_path / "c").is_dir() and not any((tmp_path / "c").iterdir())

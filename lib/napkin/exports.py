@@ -250,6 +250,7 @@ def export_all(outdir: Path, figures: list[dict] | None = None, progress=print) 
     a folder that cannot be written is a ValueError that names it, before any work."""
     figures = figures if figures is not None else book_figures()
     outdir = folders.writable(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
     version = book_version()
     written = []
     for i, fig in enumerate(figures, 1):

@@ -13,9 +13,11 @@ __all__ = ["writable"]
 
 
 def writable(path: str | Path, option: str = "--out") -> Path:
-    """``path`` as a folder that exists and takes files (made if missing); a ValueError
-    names the option, the folder and why, when it cannot be."""
+    """``path`` as a folder that can be made and written; a ValueError names the option,
+    the folder and why, when it cannot be. The check leaves nothing behind: folders it had
+    to make are removed again, so a command that fails later leaves no empty folder."""
     folder = Path(path)
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         probe = folder / ".napkin-write-test"
@@ -24,4 +26,8 @@ def writable(path: str | Path, option: str = "--out") -> Path:
     except OSError as err:
         raise ValueError(f"{option} {folder}: cannot write there ({err.strerror or err}); "
                          "give a folder you can write to") from None
+    finally:
+        for p in made:  # deepest first
+            if p.is_dir():
+                p.rmdir()
     return folder
