@@ -21,7 +21,7 @@ NO_AMX := $(if $(shell grep -qsw amx_tile /proc/cpuinfo && echo amx),-mno-amx-ti
 BINDING_CMAKE_ARGS := $(if $(NO_AMX),-DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)')
 
 .DEFAULT_GOAL := help
-.PHONY: help env check book test serve lab sync measure figures clean distclean freeze
+.PHONY: help env check book test serve lab sync measure share figures clean distclean freeze
 
 help:
 	@echo "make book     build the site into $(HTML) (creates $(VENV) on first use; FULL=1: full live measurements)"
@@ -32,6 +32,8 @@ help:
 	@echo "make sync     after editing notebooks/*.py: re-pair and re-execute the .ipynb files"
 	@echo "make measure  measure this machine with llama.cpp (QUICK=1 for the seconds-long version;"
 	@echo "              LLAMA_BENCH=path for a GPU build of llama-bench, BANDWIDTH=GB/s to override)"
+	@echo "make share    turn the newest measurement into a submission for the readers' page"
+	@echo "              (results/share/; RESULT=path for another one)"
 	@echo "make figures  export every figure to SVG/PNG/PDF + CSV into _build/figures"
 	@echo "make clean    remove _build (keeps $(VENV)); make distclean also removes $(VENV)"
 
@@ -99,6 +101,9 @@ sync: $(STAMP)
 measure: $(STAMP)
 	@$(PY) -m napkin measure $(if $(QUICK),--quick,) \
 	  $(if $(LLAMA_BENCH),--llama-bench $(LLAMA_BENCH),) $(if $(BANDWIDTH),--bandwidth $(BANDWIDTH),)
+
+share: $(STAMP)
+	@$(PY) -m napkin share $(RESULT)
 
 figures: book
 	@echo "==> [figures] exporting every figure (SVG, PNG 2x, PDF, light and dark, with CSV) to _build/figures"

@@ -68,6 +68,31 @@ for name in examples:
 glue_markdown("device_table", "| device, as llama.cpp names it | chip in `data/hardware_specs.csv` "
               "| bandwidth (GB/s) |\n|---|---|---|\n" + "\n".join(rows))
 glue("verify_quick", words(verify.QUICK.tokens))
+
+# The probe's comparison with its references, as the benchmark stored it.
+from napkin.measure import probe_compare
+
+stored = probe_compare.latest()
+if stored is None:
+    glue_markdown("probe_check_sentence", "No comparison is stored in this checkout.")
+    glue_markdown("probe_check_table", "")
+else:
+    result = probe_compare.load(stored)
+    m = result["machine"]
+    glue_markdown("probe_check_sentence", (
+        f"Measured on {result['date']} on {m['cpu_model']} ({result['threads']} threads, "
+        f"{len(result['others_cpu'])} rounds, `{stored.name}`; other processes took "
+        f"{min(result['others_cpu']):.0%} to {max(result['others_cpu']):.0%} of the CPU in a "
+        "round): medians in GB/s, and the median of each round's ratio (\"baseline\" is the "
+        "probe before issue 23), with its range and the rounds in which it was below 1."))
+    med = probe_compare.medians(result)
+    rat = probe_compare.ratios(result)
+    glue_markdown("probe_check_table", "| side | median (GB/s) | range |\n|---|---|---|\n" + "\n".join(
+        f"| {r.what} | {r.median / 1e9:,.1f} | {r.min / 1e9:,.1f} to {r.max / 1e9:,.1f} |"
+        for r in med.itertuples()) + "\n\n| ratio | median | range | rounds below 1 |\n"
+        "|---|---|---|---|\n" + "\n".join(
+        f"| {r.ratio} | {r.median:.2f} | {r.min:.2f} to {r.max:.2f} | {r.below} of {r.rounds} |"
+        for r in rat.itertuples()))
 glue("verify_full", words(verify.FULL.tokens))
 
 # %% [markdown]
@@ -109,15 +134,25 @@ glue("verify_full", words(verify.FULL.tokens))
 #
 # **Memory bandwidth.** The numerator of the napkin. On a GPU it is the device's memory
 # bandwidth as its vendor states it (see below). On the CPU it is measured: read-only passes
-# over an array far larger than the last-level cache, one thread per core, with several read
-# kernels taking turns ({glue:md}`probe_kernels`), at least {glue:text}`probe_passes:d`
-# passes of each and more until {glue:text}`probe_seconds:.1f` s have gone by. The best pass
-# counts: other programs can only take bandwidth away, so the best pass of a longer window
-# is the closer estimate of what the memory delivers. The median and the spread between
-# best and worst are kept because shared and laptop machines drift. The probe runs right
-# before and right after each model, so a machine that changed speed during the run shows
-# it. `benchmarks/README.md` in the repository compares it with compiled C loops and with
-# the bandwidth llama.cpp's own decode reaches.
+# over an array far larger than the last-level cache, with several read kernels taking turns
+# ({glue:md}`probe_kernels`), each on one thread and on up to one thread per core, at least
+# {glue:text}`probe_passes:d` passes of each and more until {glue:text}`probe_seconds:.1f` s
+# per thread count have gone by. The best pass counts: other programs can only take
+# bandwidth away, so the best pass of a longer window is the closer estimate of what the
+# memory delivers; and on a shared machine a pass that needs every core waits for the
+# slowest of them, which is why fewer threads are tried too. A ceiling set too low would
+# make every fraction of it look too good. The median and the spread between best and worst
+# are kept because shared and laptop machines drift. The probe runs right before and right
+# after each model, so a machine that changed speed during the run shows it.
+#
+# **How far to trust the probe.** `benchmarks/probe_vs_reference.py` in the repository
+# measures it, round by round and taking turns, against `llama-roofline membw` (a
+# bandwidth tool on PyPI), compiled C loops, the probe as it was before, and the bandwidth
+# llama.cpp's own decode streams. {glue:md}`probe_check_sentence`
+#
+# ```{glue:md} probe_check_table
+# :format: myst
+# ```
 #
 # **Prompt processing (pp).** A prompt of random token ids is fed to a fresh context in
 # batches, as `llama-bench -p` does; tokens/s is the prompt length over the time to process

@@ -386,7 +386,7 @@ napkin.Figure(
 # the point becomes yours.
 
 # %% tags=["nbval-ignore-output"]
-live = measure.live(measure.plan_from_env())
+live = measure.live(measure.QUICK)
 glue_markdown("live_sentence", measure.sentence(live))
 tables.styled(measure.frame(live), "live-table", {
     "machine": "Machine and model", "bytes_per_token": "Bytes/token (GB)",
@@ -395,6 +395,8 @@ tables.styled(measure.frame(live), "live-table", {
 
 # %% [markdown]
 # {glue:md}`live_sentence`
+#
+# Readers' machines, measured so and shared, are on the {doc}`readers' page <../book/readers>`.
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 napkin.Figure(

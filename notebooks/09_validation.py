@@ -17,49 +17,156 @@
 
 # %% [markdown]
 # # The napkin against real servers
+
+# %% tags=["remove-cell"]
+import napkin
+from napkin import catalog, tables, validation
+from napkin.figures import validation as charts
+from napkin.predict import calibration as calib
+from napkin.prose import glue, glue_markdown
+from napkin.validation import chapter
+
+MODEL, ONE, ESSAY, ROOF = (calib.MODEL, "one-number discount", "essay's 50 % rule",
+                           "plain roofline")
+cv = chapter.crossval_table().set_index(["scenario", "case", "structure"])
+#: The cross-validated figures the prose quotes: (model, rows, case, statistics).
+QUOTED = [("cal", "all", "new", ("median", "p90", "n")), ("cal", "all", "seen", ("median", "p90")),
+          ("one", "all", "new", ("median", "p90")), ("essay", "all", "new", ("median",)),
+          ("roof", "all", "new", ("median",)), ("cal", "offline", "new", ("median",)),
+          ("one", "offline", "new", ("median",)), ("cal", "server", "new", ("median",)),
+          ("one", "server", "new", ("median",)), ("cal", "static", "new", ("p90",)),
+          ("one", "static", "new", ("p90",))]
+names = {"cal": MODEL, "one": ONE, "essay": ESSAY, "roof": ROOF}
+for tag, scenario, case, stats in QUOTED:
+    row = cv.loc[(scenario, case, names[tag])]
+    for stat in stats:
+        glue(f"cv_{tag}_{scenario}_{case}_{stat}", int(row[stat]) if stat == "n" else row[stat])
+ablation = chapter.ablation_table().set_index("structure")
+no_stacks = ablation.loc["without serving stacks"]
+glue("static_with_stacks", ablation.loc[MODEL, "static"])
+glue("static_without_stacks", no_stacks["static"])
+regimes = chapter.regimes()
+worst = regimes.iloc[0]
+glue_markdown("worst_regime", f"{worst['kind_of_model']} models on {worst['family']} chips "
+                              f"in {worst['scenario_name']}")
+glue("worst_regime_median", worst["median"])
+beats = cv.loc[("all", "new", MODEL), "median"] < cv.loc[("all", "new", ONE), "median"]
+glue_markdown("beats_one", "beats" if beats else "does not beat")
+
+# %% [markdown]
+# ```{admonition} In one minute
+# :class: tip
+# - Errors here are factors: a prediction twice or half the measured value is off by x2.
+#   On a chip or a model the fit never saw, the calibrated step model is within
+#   x{glue:text}`cv_cal_all_new_median:.2f` of the measured value for half of the published
+#   rows and x{glue:text}`cv_cal_all_new_p90:.2f` for nine in ten (cross-validated, each fit
+#   from scratch; [the bands](#sec-validation-crossval)).
+# - It {glue:md}`beats_one` the simplest model that could do as well, the roofline at one
+#   fitted share of its peaks: x{glue:text}`cv_one_all_new_median:.2f` and
+#   x{glue:text}`cv_one_all_new_p90:.2f` on the same predictions. The essay's rule of thumb is
+#   off by x{glue:text}`cv_essay_all_new_median:.2f` for the median row, the plain roofline by
+#   x{glue:text}`cv_roof_all_new_median:.2f`.
+# - Beyond one share of peak, what earns its place is what a roofline leaves out: a fixed
+#   cost per layer and per sequence in every step, the all-reduces of tensor parallelism,
+#   and the serving software. Taking the software stacks out moves Argonne's held-out static
+#   batches from x{glue:text}`static_with_stacks:.2f` to x{glue:text}`static_without_stacks:.2f`
+#   ([which parts earn their place](#sec-validation-ablation)).
+# - Where not to trust it: {glue:md}`worst_regime`, off by
+#   x{glue:text}`worst_regime_median:.2f` for the median prediction
+#   ([the regimes](#sec-validation-regimes)).
+# ```
 #
 # **What this chapter does.** Everything this book says about datacenter GPUs rests on a
 # roofline: a step of a serving engine takes the slower of its bytes over the chip's peak
-# bandwidth and its FLOPs over the chip's peak FLOP/s. Until now nobody checked it against a
-# measured server. Here we turn the roofline into a *step model* with a few efficiencies
-# and overheads fitted to published measurements, and we measure how wrong it is on
+# bandwidth and its FLOPs over the chip's peak FLOP/s. Here the roofline becomes a *step
+# model* with a few costs fitted to published measurements, and we measure how wrong it is on
 # measurements it never saw: MLPerf Inference results {cite}`reddi2020mlperf`
 # {cite}`mlperf_inference_results`, Argonne's LLM-Inference-Bench sweeps
 # {cite}`chitty2024llminferencebench`, and the tables NVIDIA and the vLLM team publish.
 #
-# **Why it matters.** A number computed on a napkin is worth what its error is worth, and
-# no calculator in this field publishes its error against real servers. The plain
-# roofline is off by a factor, not a percentage: on the MLPerf Offline results of the round
-# the fit never saw, it predicts {glue:text}`roof_off_median_x:.1f`× the measured tokens per
-# second for the median row. The calibrated model is within {glue:text}`off_median:.0%` for
-# half of those rows and {glue:text}`off_p90:.0%` for nine in ten; under MLPerf's latency
-# limits (Server and Interactive) within {glue:text}`srv_median:.0%` and
-# {glue:text}`srv_p90:.0%`. On Argonne's static batches of the two chips it never saw, it
-# is within {glue:text}`static_median:.0%` for half of the rows, and the reason is not
-# arithmetic: one software stack on one of the two chips runs at a fraction of what the
-# same model predicts for every other. Later chapters quote these bands through
-# `napkin.validation.error_band`.
+# **Why it matters.** A number computed on a napkin is worth what its error is worth. The
+# performance models of this field publish errors of a few percent
+# ([below](#sec-validation-others)), measured on hardware they profiled. This chapter
+# measures something harder and more useful to a buyer: the error on servers, software and
+# models the fit never saw, from public measurements, with no profiling. Later chapters quote
+# that error through `napkin.validation.error_band`.
+
+# %% tags=["remove-cell"]
+cases = validation.all_cases()
+usable = validation.derive.rows()
+mlperf_cases = cases[cases["table"] == "mlperf_llm"]
+serving_cases = cases[cases["table"] == "serving_measurements"]
+glue("n_mlperf", len(mlperf_cases))
+glue("n_mlperf_ok", int(mlperf_cases["ok"].sum()))
+glue("n_dup", int(mlperf_cases["duplicate"].sum()))
+glue("n_serving", len(serving_cases))
+glue("n_serving_ok", int(serving_cases["ok"].sum()))
+glue("n_argonne", int((serving_cases["source"] == "Argonne").sum()))
+glue("argonne_max_batch", int(usable[usable["source"] == "Argonne"]["batch"].max()))
+glue("polaris_gib", validation.alias("gpu", "Nvidia A100 GPU")[0].memory_capacity_GiB)
+ok = cases[cases["ok"] & ~cases["duplicate"]]
+glue("n_impossible", len(ok) - len(usable))
+glue("n_usable", len(usable))
+
+# %% [markdown]
+# ## The measurements
 #
-# The model. A step that runs $n$ tokens (prompt tokens and one new token per decoding
-# sequence) reads $W(n)$ bytes of weights and $K$ bytes of cache, and does
-# $F_{\text{mm}} = 2 N_{\text{active}}\, n$ FLOPs in its weight matmuls and
-# $F_{\text{att}}$ in attention (chapter 7's pairs, quadratic in a prompt's length). It
-# takes
+# Two tables of measurements taken by others, both in `data/` with a source on every row.
+# `mlperf_llm.csv` holds {glue:text}`n_mlperf:,d` MLPerf Inference datacenter results for
+# the LLM benchmarks of four rounds, each the output tokens per second of a whole system
+# in one scenario: *Offline* (every query at once), *Server* (queries arrive at random, and
+# a result counts only if the 99th-percentile first token and time per output token stay
+# within limits) and *Interactive* (Server with tighter limits).
+# `serving_measurements.csv` holds {glue:text}`n_serving:,d` engine and vendor numbers,
+# {glue:text}`n_argonne:,d` of them Argonne's end-to-end latencies of static batches (from
+# batch 1 to {glue:text}`argonne_max_batch:d`, as many tokens out as in, 16-bit weights) on
+# NVIDIA, AMD and Intel GPUs.
+#
+# `napkin.validation.interpret` reads what each row measured: the chip (a chip of
+# `data/hardware_specs.csv` by its own name, or through `data/validation_aliases.csv`, which
+# also says what a measured device is when it is not exactly a row of the specs table:
+# Argonne's A100 is the {glue:text}`polaris_gib:.0f` GiB part of ALCF's Polaris, its MI250
+# "GPU" one module of two dies), the model, the weight and cache formats, the tensor
+# parallelism, the lengths (each MLPerf dataset's means, `mlperf_datasets.csv`), the
+# scenario, the metric and the serving software. It recognises
+# {glue:text}`n_mlperf_ok:,d` MLPerf rows and {glue:text}`n_serving_ok:,d` serving rows, and
+# says why it declines the others; the most common reasons:
+
+# %% tags=["hide-input"]
+tables.styled(validation.decline_reasons(8), "table-validation-declined",
+              {"table": "Table", "why": "Why the row is declined", "rows": "Rows"})
+
+# %% [markdown]
+# MLPerf reports many runs twice, once for each accuracy target of `llama2-70b`; the
+# {glue:text}`n_dup:,d` repeats count once. A handful of rows are faster than the chip's
+# peaks allow for what the row says it did (a run that stopped at the model's context
+# limit, most likely); the {glue:text}`n_impossible:d` measured more than twice as fast as
+# the plain roofline's bound are left out, which leaves {glue:text}`n_usable:,d` rows.
+#
+# (sec-validation-model)=
+# ## The step model
+#
+# A step of a serving engine runs $n$ tokens of $s$ sequences (prompt tokens being
+# prefilled and one new token for each sequence being decoded). It reads $W(n)$ bytes of
+# weights and $K$ bytes of cache and does $F$ FLOPs: $2 N_{\text{active}}$ per token in the
+# weight matmuls, and attention's, quadratic in a prompt's length (chapter 7's pairs). On a
+# serving stack $\sigma$ it takes
 #
 # ```{math}
 # :label: eq-val-step
-# t_{\text{step}} = \max\!\left(\frac{W(n) + K}{\eta_{\text{bw}}\, B},\;
-# \frac{F_{\text{mm}}}{\eta_{c}\,\frac{n}{n + n_{1/2}}\, P_{w}}
-# + \frac{F_{\text{att}}}{\eta_{c}\, P_{\text{kv}}}\right)
-# + t_{\text{comm}} + t_{0}
+# t_{\text{step}} = \max\!\left(\frac{W(n) + K}{\eta\, e_\sigma\, B},\;
+# \frac{F}{\eta\, e_\sigma\, P}\right) + t_{\text{comm}}
+# + L\, t_{\text{layer}}\, o_\sigma + s\, t_{\text{seq}}
 # ```
 #
-# with $B$ the peak bandwidth, $P_w$ the dense peak of the arithmetic the weights run in
-# (FP8 weights on FP8 tensor cores) and $P_{\text{kv}}$ that of the cache (attention on an
-# FP8 cache runs in FP8, on any other in 16 bits). The roofline is the case
-# $\eta_{\text{bw}} = \eta_c = 1$, $n_{1/2} = t_0 = t_{\text{comm}} = 0$. A mixture of experts
-# reads its dense weights and the experts its $n$ tokens chose; with routing spread evenly,
-# each of a layer's $E$ experts is missed by one token with probability $1 - k/E$, so
+# with $B$ the peak bandwidth and $P$ the dense peak of the arithmetic the weights run in
+# (FP8 weights on FP8 tensor cores). $\eta$ is the share of both peaks an engine reaches,
+# $t_{\text{layer}}$ what each of the $L$ layers costs every step whatever its size
+# (launching its kernels), $t_{\text{seq}}$ what each sequence in the step costs (sampling
+# its token, scheduling it). The plain roofline is the case $\eta = 1$ and every other term
+# zero. A mixture of experts reads its dense weights and the experts its $n$ tokens chose;
+# with routing spread evenly, each of a layer's $E$ experts is missed by one token with
+# probability $1 - k/E$, so
 #
 # ```{math}
 # :label: eq-val-experts
@@ -77,153 +184,55 @@
 # \frac{n\, h\, a}{\eta_{\text{link}}\, B_{\text{link}}}\right)
 # ```
 #
-# for $L$ layers of width $h$ and $a$ bytes per activation. Under Poisson arrivals a first
-# token also waits in line. The queue is taken as $M/D/1$ (Poisson arrivals, every prompt
-# the benchmark's mean length, prefilled in $s$ seconds): at load $\rho = \lambda s$ the
-# 99th-percentile first token is about
+# for layers of width $h$ and $a$ bytes per activation.
 #
-# ```{math}
-# :label: eq-val-queue
-# \text{TTFT}_{99} \approx s_{\text{step}} + \frac{s}{2(1-\rho)}\ln\frac{\rho}{0.01}
-# ```
+# **The serving stack.** The same model on the same chip runs at different speeds under
+# different software, and a model that knows only the hardware cannot know that. Each row
+# carries its *stack*: who measured it (MLPerf submitters, Argonne's sweeps, or an engine's
+# or vendor's own table), the chip's vendor and the engine's family. A stack seen in the fit
+# gets two multipliers, $e_\sigma$ on the shares of peak and $o_\sigma$ on the cost per layer,
+# shrunk towards the typical stack's so that a stack seen on few rows moves little; a stack never seen runs as
+# the typical one ($e_\sigma = o_\sigma = 1$). They are shown below as the *software band*,
+# not folded silently into one calibration.
 #
-# an exponential tail with the Pollaczek-Khinchine mean of a queue whose service never
-# varies (half the $M/M/1$ wait), $s_{\text{step}}$ being the step that carries the prompt.
-# Real prompts vary in length, so the true tail is longer.
-
-# %% tags=["remove-cell"]
-import napkin
-from napkin import catalog, tables, validation
-from napkin.figures import validation as charts
-from napkin.predict import ROOFLINE
-from napkin.prose import glue, glue_markdown
-
-cases = validation.all_cases()
-errors = validation.errors()
-fit = validation.fit()
-cal = fit.calibration
-mlperf_cases = cases[cases["table"] == "mlperf_llm"]
-serving_cases = cases[cases["table"] == "serving_measurements"]
-glue("n_mlperf", len(mlperf_cases))
-glue("n_mlperf_ok", int(mlperf_cases["ok"].sum()))
-glue("n_dup", int(mlperf_cases["duplicate"].sum()))
-glue("n_serving", len(serving_cases))
-glue("n_serving_ok", int(serving_cases["ok"].sum()))
-glue("n_argonne", int((serving_cases["source"] == "Argonne").sum()))
-argonne_batches = errors[errors["source"] == "Argonne"]["batch"]
-glue("argonne_max_batch", int(argonne_batches.max()))
-glue("polaris_gib", validation.alias("gpu", "Nvidia A100 GPU")[0].memory_capacity_GiB)
-glue("n_impossible", int(validation.scored()["impossible"].sum()))
-
-# %% [markdown]
-# ## The measurements
-#
-# Two tables of measurements taken by others, both in `data/` with a source on every row.
-# `mlperf_llm.csv` holds {glue:text}`n_mlperf:,d` MLPerf Inference datacenter results for
-# the LLM benchmarks of four rounds, each the output tokens per second of a whole system
-# in one scenario: *Offline* (every query at once), *Server* (Poisson arrivals, valid only
-# if the 99th-percentile first token and time per output token stay within limits) and
-# *Interactive* (Server with tighter limits). `serving_measurements.csv` holds
-# {glue:text}`n_serving:,d` engine and vendor numbers, {glue:text}`n_argonne:,d` of them
-# Argonne's end-to-end latencies of static batches (from batch 1 to
-# {glue:text}`argonne_max_batch:d`, as many tokens out as in, 16-bit weights) on NVIDIA, AMD and Intel GPUs.
-#
-# `napkin.validation.interpret` reads what each row measured: the chip (through
-# `data/validation_aliases.csv`, which also says what a measured device is when it is not
-# exactly a row of the specs table: Argonne's A100 is the {glue:text}`polaris_gib:.0f` GiB
-# part of ALCF's Polaris, its
-# MI250 "GPU" one module of two dies), the model, the weight and cache formats (a
-# submission's own configuration where the research read it, `mlperf_system_configs.csv`),
-# the tensor parallelism, the lengths (each MLPerf dataset's means, `mlperf_datasets.csv`),
-# the scenario and the metric. It recognises {glue:text}`n_mlperf_ok:,d` MLPerf rows and
-# {glue:text}`n_serving_ok:,d` serving rows, and says why it declines the others; the most
-# common reasons:
-
-# %% tags=["hide-input"]
-reasons = validation.decline_reasons(8)
-tables.styled(reasons, "table-validation-declined",
-              {"table": "Table", "why": "Why the row is declined", "rows": "Rows"})
-
-# %% [markdown]
-# MLPerf reports many runs twice, once for each accuracy target of `llama2-70b`; the
-# {glue:text}`n_dup:,d` repeats count once. A handful of rows are faster than the chip's
-# peaks allow for what the row says it did (a run that stopped at the model's context
-# limit, most likely); the {glue:text}`n_impossible:d` measured more than twice as fast as
-# the plain roofline's bound are left out of the fit and of the errors below.
-#
-# ## The step model, in code
+# **Scenarios.** A static batch (Argonne's measurement) prefills its prompts in one step,
+# then decodes one step per output token at growing depth; MLPerf Offline serves the
+# largest batch memory allows, replacing each finished sequence; Server and Interactive
+# serve the largest batch whose 99th-percentile time per output token and first token meet
+# MLPerf's limits. Under random arrivals a first token also waits in line; the queue is
+# taken as $M/D/1$ (Poisson arrivals, every prompt the benchmark's mean length, prefilled in
+# $s$ seconds), whose 99th-percentile wait at load $\rho = \lambda s$ is about
+# $\frac{s}{2(1-\rho)}\ln\frac{\rho}{0.01}$ (an exponential tail with the mean of a queue
+# whose service never varies).
 #
 # The step of equation {eq}`eq-val-step` is `napkin.predict.step.cost`; it works on numpy
-# arrays, one element per published row, so the whole validation costs one pass:
+# arrays, one element per published row, so a whole table costs one pass:
 #
 # ```{literalinclude} ../lib/napkin/predict/step.py
 # :language: python
 # :pyobject: cost
 # ```
-#
-# The weights a step reads are the dense part plus every expert some token chose,
-# equation {eq}`eq-val-experts`:
-#
-# ```{literalinclude} ../lib/napkin/predict/experts.py
-# :language: python
-# :pyobject: expected_distinct
-# ```
-#
-# A serving engine under load runs steps that decode every sequence in flight and, every
-# few steps, prefill the prompt of a sequence that replaced a finished one. The average step
-# mixes the two kinds in the proportion the workload sets; throughput is the batch over it:
-#
-# ```{literalinclude} ../lib/napkin/predict/serve.py
-# :language: python
-# :pyobject: steady_step
-# ```
-#
-# From these, `napkin.predict` serves a static batch (a prefill, then one decode step per
-# output token at growing depth: Argonne's measurement), the largest batch memory allows
-# (MLPerf Offline), or the largest batch whose 99th-percentile time per output token and
-# first token meet MLPerf's limits (Server and Interactive), and answers in one call:
-#
-# ```python
-# napkin.predict("H200", "Llama-3.3-70B", weights="FP8", kv="FP8", input_tokens=222,
-#                output_tokens=294, ttft_limit_s=0.45, tpot_limit_s=0.04)
-# ```
 
 # %% tags=["remove-cell"]
-glue("train_rounds", ", ".join(validation.TRAIN_ROUNDS))
-glue("test_round", "v5.1")
-glue("n_train", fit.rows)
-
-# %% [markdown]
-# ## The split, chosen before the fit
-#
-# A model fitted and scored on the same rows says nothing about the next server. The rows
-# are split the way a calibration made today meets tomorrow's hardware and software: MLPerf
-# rounds {glue:text}`train_rounds` train and round {glue:text}`test_round`, the latest,
-# is held out (its B200 and MI325X fleets, FP4 weights and new benchmarks are what a model
-# fitted before it could not have seen); Argonne's A100, H100, MI250 and Intel Gaudi rows
-# train and the newest chip of each GPU maker, GH200 and MI300X, is held out; every other
-# published measurement is held out. The fit sees {glue:text}`n_train:,d` rows and
-# minimises a robust loss on the logarithm of predicted over measured, each of its three
-# groups weighted equally.
-
-# %% tags=["remove-cell"]
-params = validation.parameters_table(cal)
+params = validation.parameters_table()
 by = params.set_index("parameter")["value"]
-glue("eta_bw", by["bandwidth_efficiency"])
-glue("eta_c", by["compute_efficiency"])
-glue("n_half", by["half_tokens"])
-glue("t0_ms", by["step_overhead_s"])
+fit_rows = int(tables.load(calib.PARAMETERS_TABLE).query(
+    "fit == 'published' and structure == @MODEL")["rows"].iloc[0])
+glue("fit_rows", fit_rows)
+glue("eta", by["bandwidth_efficiency"])
+glue("t_layer_us", by["layer_overhead_s"])
+glue("t_seq_us", by["sequence_overhead_s"])
 glue("alpha_us", by["allreduce_latency_s"])
 glue("eta_link", by["link_efficiency"])
 glue("tpot_tail", by["tpot_tail"])
-glue("tail_rows", fit.tpot_tail_rows)
-glue("ridge_shift", cal.compute_efficiency / cal.bandwidth_efficiency)
-small_batch = 16
-glue("small_batch", small_batch)
-glue("n_half_share", small_batch / (small_batch + cal.half_tokens))
+layers70 = catalog.config("Llama-3.3-70B")["num_hidden_layers"]
+glue("layers70", layers70)
+glue("layer_cost_70_ms", by["layer_overhead_s"] * layers70 / 1e3)
 
 # %% [markdown]
-# ## What the fit says about real servers
+# Fitted to the {glue:text}`fit_rows:,d` usable published rows (the *published fit*, which
+# every prediction in this book uses; how it was chosen and how wrong it is on rows it never
+# saw is the rest of this chapter):
 
 # %% tags=["hide-input"]
 tables.styled(params.assign(value=params["value"].map("{:,.3g}".format)),
@@ -231,239 +240,370 @@ tables.styled(params.assign(value=params["value"].map("{:,.3g}".format)),
               {"label": "Parameter", "value": "Fitted", "unit": "Unit", "meaning": "Meaning"})
 
 # %% [markdown]
-# Read physically: the engines move a step's bytes at {glue:text}`eta_bw:.0%` of the
-# memory's peak bandwidth, and run a large step's FLOPs at {glue:text}`eta_c:.0%` of the dense
-# peak of their arithmetic; a step of {glue:text}`n_half:.0f` tokens gets half that from its
-# matmuls (a decode step of {glue:text}`small_batch:d` sequences gets
-# {glue:text}`n_half_share:.0%` of it), which is why small batches are slower than their
-# bytes alone say. Every step pays
-# {glue:text}`t0_ms:.1f` ms that no roofline knows about: scheduling, sampling, launching
-# kernels. Each all-reduce of tensor parallelism pays {glue:text}`alpha_us:.0f` µs before a
-# byte moves, and its bytes cross the link at {glue:text}`eta_link:.0%` of its peak. The
-# time per output token at the 99th percentile is {glue:text}`tpot_tail:.2f`× its mean in the
-# {glue:text}`tail_rows:d` training-round MLPerf logs that record both; that one is measured,
-# not fitted.
+# Read physically: on the typical stack a step's bytes and FLOPs move at
+# {glue:text}`eta:.0%` of the chip's peaks; every step pays {glue:text}`t_layer_us:.0f` µs
+# per layer ({glue:text}`layer_cost_70_ms:.1f` ms for the {glue:text}`layers70:d` layers of
+# Llama 3.3 70B), and {glue:text}`t_seq_us:.0f` µs per sequence in it. Each all-reduce of
+# tensor parallelism pays {glue:text}`alpha_us:.0f` µs before a byte moves, and its bytes
+# cross the link at {glue:text}`eta_link:.0%` of its peak. The time per output token at the
+# 99th percentile is {glue:text}`tpot_tail:.2f` times its mean in the MLPerf logs that
+# record both: measured, not fitted.
 #
-# One consequence reaches back to chapter 3. A step turns from memory-bound to compute-bound
-# where its intensity crosses the ratio of the FLOP/s it reaches to the bandwidth it reaches:
-# the ridge point times $\eta_c / \eta_{\text{bw}}$ = {glue:text}`ridge_shift:.2f`. Real
-# decode turns compute-bound at about that fraction of the batch the peak figures say.
+# (sec-validation-factors)=
+# ## Errors as factors
 #
-# ## How wrong, on rows it never saw
+# A prediction $p$ of a measurement $m$ is off by the factor
 #
-# Each group of rows, in the split it belongs to: the calibrated model's median and
-# 90th-percentile absolute error and its bias (median signed error; negative: the model
-# predicts too little of the measured quantity), and beside it the plain roofline on the
-# same rows.
-
-# %% tags=["hide-input"]
-table = validation.error_table(("group",))
-shown = table.assign(split=table["split"].map({"train": "fitted on", "test": "held out"}))
-for col in ("median_abs", "p90_abs", "roofline_median_abs", "roofline_p90_abs"):
-    shown[col] = shown[col].map("{:.0%}".format)
-for col in ("bias", "roofline_bias"):
-    shown[col] = shown[col].map("{:+.0%}".format)
-tables.styled(shown, "table-validation-errors", {
-    "group": "Rows", "split": "Split", "n": "Rows (n)", "median_abs": "Median |error|",
-    "p90_abs": "90th pct |error|", "bias": "Bias", "roofline_median_abs": "Roofline median",
-    "roofline_p90_abs": "Roofline 90th pct", "roofline_bias": "Roofline bias"})
+# ```{math}
+# :label: eq-val-factor
+# \varepsilon = \exp\left|\ln\frac{p}{m}\right|
+# ```
+#
+# so that $p = 2m$ and $p = m/2$ are both off by a factor of $2$, and a latency counts the
+# same as a throughput. A group of rows is summarised by the median and the 90th
+# percentile of its factors, and by a *bias*: the median of $\ln(p/m)$ turned back into a
+# factor and signed by speed, so that a bias above $1$ always means the model promised more
+# speed than the servers delivered (more tokens per second, or less time), whatever the
+# row's unit.
 
 # %% tags=["remove-cell"]
-t = table.set_index(["group", "split"])
-off, srv, sta = (t.loc[("MLPerf Offline", "test")], t.loc[("MLPerf Server/Interactive", "test")],
-                 t.loc[("Argonne static batch", "test")])
-glue("off_n", int(off["n"]))
-glue("off_median", off["median_abs"])
-glue("off_p90", off["p90_abs"])
-glue("off_bias", off["bias"])
-glue("roof_off_median", off["roofline_median_abs"])
-glue("roof_off_median_x", 1 + off["roofline_bias"])
-glue("srv_n", int(srv["n"]))
-glue("srv_median", srv["median_abs"])
-glue("srv_p90", srv["p90_abs"])
-glue("roof_srv_median_x", 1 + srv["roofline_bias"])
-glue("static_n", int(sta["n"]))
-glue("static_median", sta["median_abs"])
-glue("static_p90", sta["p90_abs"])
-glue("roof_static_median", sta["roofline_median_abs"])
-glue("train_off_median", t.loc[("MLPerf Offline", "train"), "median_abs"])
+glue("n_regimes", len(regimes))
+glue("regime_min_rows", 10)
+bad = regimes[(regimes["p90"] > chapter.UNTRUSTED_P90) |
+              (regimes["median"] > chapter.UNTRUSTED_MEDIAN)]
+glue("n_bad_regimes", len(bad))
+glue("untrusted_median", chapter.UNTRUSTED_MEDIAN)
+glue("untrusted_p90", chapter.UNTRUSTED_P90)
+glue("essay_share", validation.ESSAY.base.bandwidth_efficiency)
+glue("train_rounds", ", ".join(validation.TRAIN_ROUNDS))
+glue("test_round", validation.derive.ROUNDS[-1])
+glue("n_train", int(tables.load(calib.PARAMETERS_TABLE).query(
+    "fit == 'fixed split' and structure == @MODEL")["rows"].iloc[0]))
 
 # %% [markdown]
-# On the {glue:text}`off_n:d` held-out MLPerf Offline rows the calibrated model's median
-# error is {glue:text}`off_median:.0%` (bias {glue:text}`off_bias:+.0%`), against
-# {glue:text}`train_off_median:.0%` on the rows it was fitted on: the efficiencies learned on
-# Hopper, MI300X and the first B200 submissions carry to the next round's fleets. The plain
-# roofline's median error on the same rows is {glue:text}`roof_off_median:.0%`: it predicts
-# {glue:text}`roof_off_median_x:.1f`× the measured throughput for the median held-out
-# Offline row and {glue:text}`roof_srv_median_x:.1f`× under the latency
-# limits: peak FLOP/s are never reached, and a roofline that ignores that is not a
-# prediction. Under the limits the calibrated model does worse, {glue:text}`srv_median:.0%`
-# on {glue:text}`srv_n:d` rows, with a long tail ({glue:text}`srv_p90:.0%` at the 90th
-# percentile): a Server result is set by the slowest requests, and the tail of a real
-# scheduler is the part of the system the napkin knows least. On Argonne's
-# {glue:text}`static_n:,d` held-out static batches the median error is
-# {glue:text}`static_median:.0%` and one in ten is off by more than
-# {glue:text}`static_p90:.0%` (the roofline's median: {glue:text}`roof_static_median:.0%`);
-# the next section shows where that comes from.
+# (sec-validation-regimes)=
+# ## Where not to trust this model
+#
+# Before any headline, the edge. Each regime below is a chip family, dense models or
+# mixtures of experts, and a scenario; its errors are the cross-validated predictions of
+# rows whose chip or model the fit had not seen (the section on
+# [cross-validation](#sec-validation-crossval) says how they are made), worst first
+# ({glue:text}`n_regimes:d` regimes of at least {glue:text}`regime_min_rows:d`
+# predictions; {glue:text}`n_bad_regimes:d` of them have a median past
+# x{glue:text}`untrusted_median:.1f` or one prediction in ten past
+# x{glue:text}`untrusted_p90:.0f`):
 
 # %% tags=["hide-input"]
-shown_rows = errors[~errors["duplicate"]]
-groups = ["MLPerf Offline", "MLPerf Server/Interactive", "Argonne static batch"] + sorted(
-    g for g in shown_rows["group"].unique() if not g.startswith(("MLPerf", "Argonne")))
-napkin.Figure(
-    name="fig-validation-parity",
-    chart=charts.parity(shown_rows, groups, "Predicted against measured"),
-    caption="Each published row the model recognises, predicted against measured on log axes, "
-            "coloured by whether the fit saw it; a menu picks the rows and whether the "
-            "calibrated step model or the plain roofline predicts them.",
-    source="data/mlperf_llm.csv (MLCommons results) and data/serving_measurements.csv "
-           "(Argonne LLM-Inference-Bench, TensorRT-LLM, NVIDIA NIM, vLLM); predictions by "
-           "napkin.validation.",
-)
+tables.styled(regimes, "table-validation-regimes", {
+    "family": "Chip family", "kind_of_model": "Model", "scenario_name": "Rows",
+    "n": "Predictions", "median": "Median factor", "p90": "90th pct factor",
+    "bias": "Speed bias"},
+    formats={"n": "{:,}", "median": "x{:.2f}", "p90": "x{:.2f}", "bias": "x{:.2f}"})
+
+# %% [markdown]
+# (sec-validation-split)=
+# ## The split chosen before the fit
+#
+# A model fitted and scored on the same rows says nothing about the next server. The first
+# test keeps the split chosen before any fit of the first edition: MLPerf rounds
+# {glue:text}`train_rounds` train and round {glue:text}`test_round`, the latest, is held out;
+# Argonne's A100, H100, MI250 and Intel Gaudi rows train and the newest chip of each GPU maker
+# in its sweeps, GH200 and MI300X, is held out; every other published table is held out.
+# Beside the calibrated model, fitted on the same {glue:text}`n_train:,d` training rows with
+# the same loss, stand the simpler models that could do as well: the *one-number discount*
+# (the plain roofline at one fitted share of both peaks), the essay's rule of thumb (decode
+# at about half its napkin ceiling: the roofline at {glue:text}`essay_share:.0%` of both peaks,
+# nothing fitted) and
+# the plain roofline; and, on the rows it can express, one peer calculator at its defaults,
+# llm-analysis {cite}`llm_analysis` (`benchmarks/peer_llm_analysis.py`).
+
+# %% tags=["remove-cell"]
+base = chapter.baselines_table()
+bt = base.set_index(["scenario", "structure"])
+for scenario in ("offline", "server", "static"):
+    for tag, name in (("cal", MODEL), ("one", ONE)):
+        glue(f"fs_{tag}_{scenario}_median", bt.loc[(scenario, name), "median"])
+for tag, name in (("cal", MODEL), ("one", ONE)):
+    glue(f"fs_{tag}_offline_p90", bt.loc[("offline", name), "p90"])
+peer_rows = validation.peer_errors()
+glue("peer_all_n", len(peer_rows))
+glue("peer_all_median", float(peer_rows["factor"].median()))
+held = chapter.held_out((MODEL,))
+case_stats = chapter._stats_by(held, ["case"]).set_index("case")
+glue("held_new_n", int(case_stats.loc["new", "n"]))
+glue("held_seen_n", int(case_stats.loc["seen", "n"]))
+glue("held_new_median", case_stats.loc["new", "median"])
+glue("held_seen_median", case_stats.loc["seen", "median"])
 
 # %% tags=["hide-input"]
-held = table[table["split"] == "test"]
+shown = base.assign(scenario=base["scenario"].map(chapter.SCENARIOS))
+tables.styled(shown, "table-validation-errors", {
+    "scenario": "Held-out rows", "structure": "Model", "n": "Rows", "median": "Median factor",
+    "p90": "90th pct factor", "bias": "Speed bias"},
+    formats={"n": "{:,}", "median": "x{:.2f}", "p90": "x{:.2f}", "bias": "x{:.2f}"})
+
+# %% [markdown]
+# On the held-out MLPerf Offline rows the calibrated model is off by
+# x{glue:text}`fs_cal_offline_median:.2f` for the median row and
+# x{glue:text}`fs_cal_offline_p90:.2f` at the 90th percentile, the one-number discount by
+# x{glue:text}`fs_one_offline_median:.2f` and x{glue:text}`fs_one_offline_p90:.2f`; under
+# the latency limits x{glue:text}`fs_cal_server_median:.2f` against
+# x{glue:text}`fs_one_server_median:.2f`; on Argonne's held-out static batches
+# x{glue:text}`fs_cal_static_median:.2f` against x{glue:text}`fs_one_static_median:.2f`.
+# The peer calculator, run at its defaults on the {glue:text}`peer_all_n:,d` rows it can
+# express, is off by x{glue:text}`peer_all_median:.2f` for the median row and promises
+# more speed than was measured (its own README calls its figure a lower bound on latency:
+# by default it assumes every peak is reached). Of the held-out rows, {glue:text}`held_seen_n:,d` have
+# a chip and model the fit saw together (median x{glue:text}`held_seen_median:.2f`) and
+# {glue:text}`held_new_n:,d` a new chip or model (x{glue:text}`held_new_median:.2f`): the
+# fixed split mixes the easy case with the hard one, which is why the bands other chapters
+# quote come from the cross-validation below.
+
+# %% tags=["hide-input"]
+gain_rows = base[base["structure"].isin([MODEL, ONE, ESSAY, ROOF])].assign(
+    label=lambda d: d["scenario"].map(chapter.SCENARIOS))
 napkin.Figure(
     name="fig-validation-gain",
-    chart=charts.gain(held, "What calibration buys on held-out rows"),
-    caption="For each group of held-out rows, the median and 90th-percentile absolute error "
-            "of the calibrated step model and of the plain roofline on the same rows.",
-    source="napkin.validation.error_table on data/mlperf_llm.csv and "
-           "data/serving_measurements.csv.",
+    chart=charts.factor_bars(gain_rows, "Held-out rows: how far off each model is",
+                             "dot: median factor; line to the 90th percentile"),
+    caption="For each group of rows of the fixed split's held-out side, the median and "
+            "90th-percentile factor error of the calibrated step model, the one-number "
+            "discount, the essay's rule of thumb and the plain roofline on the same rows.",
+    source="napkin.validation.chapter.baselines_table on data/mlperf_llm.csv and "
+           "data/serving_measurements.csv; fits in data/step_model_parameters.csv.",
 )
-
-# %% [markdown]
-# ## What the model gets wrong, and why
-#
-# **Software stacks.** The model knows a chip by its peaks and nothing else, and one
-# calibration serves every engine. Argonne ran the same models on the same chips with
-# several engines, which separates the two. The chart sets measured latency against
-# predicted for each chip and engine.
 
 # %% tags=["hide-input"]
-spread = validation.stack_spread(errors)
+points = validation.scored()
+points = points[points["structure"].isin([MODEL, ONE, ESSAY, ROOF])]
 napkin.Figure(
-    name="fig-validation-stacks",
-    chart=charts.spread(spread.assign(split=spread["split"].map(
-        {"train": "fitted on", "test": "held out"})),
-        "Argonne's static batches: measured over predicted latency"),
-    caption="For each chip and serving engine in Argonne's static-batch sweeps, measured "
-            "over predicted end-to-end latency: median and range over its rows, coloured by "
-            "whether the fit saw them.",
-    source="Argonne LLM-Inference-Bench via data/serving_measurements.csv; predictions by "
-           "napkin.validation (calibrated step model).",
+    name="fig-validation-parity",
+    chart=charts.parity(points, "rate", "Throughput: predicted against measured"),
+    caption="Each published row that measures output tokens per second, predicted against "
+            "measured on log axes of the same range, coloured by whether the fixed split's "
+            "fit saw it; menus pick the rows and the model.",
+    source="data/mlperf_llm.csv (MLCommons results) and data/serving_measurements.csv "
+           "(TensorRT-LLM, NVIDIA NIM, vLLM); predictions by napkin.validation (fixed split).",
 )
 
-# %% tags=["remove-cell"]
-sp = spread.set_index(["chip", "engine"])["median"]
-glue("mi300x_vllm", sp[("MI300X", "vLLM")])
-glue("mi250_vllm", sp[("MI250", "vLLM")])
-glue("gh200_vllm", sp[("GH200", "vLLM")])
-glue("gh200_trt", sp[("GH200", "TensorRT-LLM")])
-glue("h100_vllm", sp[("H100 SXM", "vLLM")])
-glue("h100_trt", sp[("H100 SXM", "TensorRT-LLM")])
-gh = validation.error_table(("group", "chip"))
-gh = gh[(gh["group"] == "Argonne static batch") & (gh["split"] == "test")].set_index("chip")
-glue("gh200_median", gh.loc["GH200", "median_abs"])
-glue("mi300x_median", gh.loc["MI300X", "median_abs"])
-glue("mi300x_rows", int(gh.loc["MI300X", "n"]))
-b1 = errors[(errors["group"] == "Argonne static batch") & (errors["chip"] == "MI300X") &
-            errors["detail"].str.contains("Llama-2-7b") & errors["batch"].eq(1) &
-            errors["input_tokens"].eq(128) & errors["tp_used"].eq(1)].iloc[0]
-glue("b1_tokens", int(b1["output_tokens"]))
-glue("b1_measured_ms", 1e3 * b1["measured"] / b1["output_tokens"])
-glue("b1_roof_ms", 1e3 * b1["roofline"] / b1["output_tokens"])
-chips = validation.error_table(("group", "chip"))
-amd = chips[(chips["group"] == "MLPerf Offline") & (chips["split"] == "test")].set_index("chip")
-glue("mlperf_mi300x", amd.loc["MI300X", "median_abs"])
-glue("mlperf_mi325x", amd.loc["MI325X", "median_abs"])
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-validation-parity-latency",
+    chart=charts.parity(points, "time", "Latency: predicted against measured"),
+    caption="Each published row that measures a time (a static batch end to end, a first "
+            "token, a time between tokens), in seconds, predicted against measured on log "
+            "axes of the same range, coloured by whether the fixed split's fit saw it; menus "
+            "pick the rows and the model.",
+    source="data/serving_measurements.csv (Argonne LLM-Inference-Bench, TensorRT-LLM, NVIDIA "
+           "NIM, vLLM); predictions by napkin.validation (fixed split).",
+)
 
 # %% [markdown]
-# On NVIDIA's chips the stacks sit close to the model and to each other: on the H100 vLLM's
-# runs take {glue:text}`h100_vllm:.2f`× the predicted time and TensorRT-LLM's
-# {glue:text}`h100_trt:.2f`×; on the held-out GH200, {glue:text}`gh200_vllm:.2f`× and
-# {glue:text}`gh200_trt:.2f`×, and the median error there is
-# {glue:text}`gh200_median:.0%`. AMD's chips ran Argonne's ROCm builds of vLLM
-# {cite}`chitty2024llminferencebench` and take {glue:text}`mi250_vllm:.2f`× the predicted time on the MI250, which the
-# fit saw, and {glue:text}`mi300x_vllm:.2f`× on the MI300X, which it did not: the
-# {glue:text}`mi300x_rows:d` MI300X rows, most of the held-out static batches, carry a median
-# error of {glue:text}`mi300x_median:.0%`. The arithmetic is not the problem: at batch 1,
-# Llama 2 7B on one MI300X takes {glue:text}`b1_measured_ms:.1f` ms per output token over
-# {glue:text}`b1_tokens:d` tokens in Argonne's runs, where the bandwidth roof allows
-# {glue:text}`b1_roof_ms:.1f` ms, so most of each step is spent outside it. MLPerf's MI300X
-# and MI325X submissions, with AMD's own tuned stack, are within
-# {glue:text}`mlperf_mi300x:.0%` and {glue:text}`mlperf_mi325x:.0%` of the model on the
-# held-out Offline rows (median).
-# A napkin that knows only the hardware cannot know a stack is slow; the error band says
-# how much that costs.
+# (sec-validation-ablation)=
+# ## Which parts earn their place
+#
+# A part of the model stays only if it makes the held-out error smaller. Each row below is
+# the calibrated model refitted on the fixed split's training rows with one part taken out,
+# or with one more part tried, and scored on the held-out rows; *change* is the mean change
+# of the four groups' median factors against the full model (positive: worse).
 
 # %% tags=["remove-cell"]
+ab = ablation
+taken = ab[ab["part"] == "taken out"]
+tried = ab[ab["part"] == "tried"]
+glue("n_taken", len(taken))
+glue("n_taken_earn", int(taken["earns"].sum()))
+glue("n_tried", len(tried))
+glue("n_tried_earn", int(tried["earns"].sum()))
+glue("stacks_change", no_stacks["change"])
+glue("first_scored_round", validation.derive.ROUNDS[2])
+glue("earns", chapter.EARNS)
+glue_markdown("tried_names", ", ".join(tried.index[~tried["earns"].astype(bool)].str.replace(
+    "plus ", "", regex=False)))
+
+# %% tags=["hide-input"]
+shown = ab.reset_index()[["structure", "part", "what", "offline", "server", "static",
+                          "published", "all_median", "all_p90", "change"]]
+tables.styled(shown, "table-validation-ablation", {
+    "structure": "Model", "part": "Part", "what": "What changes",
+    "offline": "MLPerf Offline", "server": "MLPerf Server", "static": "Argonne static",
+    "published": "Engines' tables", "all_median": "All rows, median", "all_p90": "All, p90",
+    "change": "Change"},
+    formats={c: "x{:.2f}" for c in ("offline", "server", "static", "published", "all_median",
+                                    "all_p90")} | {"change": "{:+.3f}"})
+
+# %% [markdown]
+# A part earns its place when taking it out makes the mean of the four groups' median
+# factors worse by more than {glue:text}`earns:.2f`, or, for a part tried on top, when it
+# would make them better by as much. {glue:text}`n_taken_earn:d` of the
+# {glue:text}`n_taken:d` parts of the model earn theirs; the serving stacks matter most
+# ({glue:text}`stacks_change:+.3f`). {glue:text}`n_tried_earn:d` of the
+# {glue:text}`n_tried:d` parts tried would have: {glue:md}`tried_names` are physics a
+# roofline can state, but these published rows cannot tell them from the parts kept, so the
+# model leaves them out. One consequence reaches back to chapter 3: with one share for both
+# peaks, the calibrated model's ridge point is the datasheet's.
+#
+# (sec-validation-crossval)=
+# ## How wrong on the next server
+#
+# The fixed split is one draw. To estimate the error on the next server, every fit is
+# repeated from scratch on every row a fold does not score, and each scored row is
+# predicted by a fit that never saw it:
+#
+# - **round**: MLPerf's rolling origin, each round from {glue:text}`first_scored_round` on
+#   scored by a fit on the rounds before it (a calibration made before a round meets it);
+# - **chip family**: one family of chips left out (an H100 and a GH200 are one family);
+# - **model**: one model left out;
+# - **length**: Argonne's rows of one prompt length left out (a chip and model the fit has
+#   seen, at a length it has not).
+#
+# A prediction is *seen* when the fold's training rows hold its chip and model together,
+# *new* when they hold neither the chip nor the model, or not the two together; a reader
+# asking about a machine not in these tables is asking the *new* question. The one-number
+# discount is cross-validated the same way; the essay's rule and the plain roofline fit
+# nothing, so their predictions are the same in every fold.
+
+# %% tags=["hide-input"]
+bands_shown = chapter.crossval_table()
+bands_shown = bands_shown[bands_shown["scenario"].isin(["offline", "server", "static", "all"])]
+tables.styled(bands_shown.assign(scenario=bands_shown["scenario"].map(
+    chapter.SCENARIOS | {"all": "every row"})), "table-validation-crossval", {
+    "scenario": "Rows", "case": "Chip and model", "structure": "Model", "n": "Predictions",
+    "median": "Median factor", "p90": "90th pct factor", "bias": "Speed bias"},
+    formats={"n": "{:,}", "median": "x{:.2f}", "p90": "x{:.2f}", "bias": "x{:.2f}"})
+
+# %% tags=["hide-input"]
+new_bands = bands_shown[bands_shown["case"] == "new"].assign(
+    label=lambda d: d["scenario"].map(chapter.SCENARIOS | {"all": "every row"}))
+napkin.Figure(
+    name="fig-validation-crossval",
+    chart=charts.factor_bars(new_bands, "On a chip or model the fit never saw",
+                             "cross-validated; dot: median factor; line to the 90th "
+                             "percentile"),
+    caption="Cross-validated factor errors on predictions of rows whose chip or model the "
+            "fit had not seen, for the calibrated step model, the one-number discount, the "
+            "essay's rule of thumb and the plain roofline, per group of rows.",
+    source="data/step_model_crossval.csv (scripts/fit_step_model.py), measurements from "
+           "data/mlperf_llm.csv and data/serving_measurements.csv.",
+)
+
+# %% [markdown]
+# On a new chip or model the calibrated model is within
+# x{glue:text}`cv_cal_all_new_median:.2f` for half of its
+# {glue:text}`cv_cal_all_new_n:,d` predictions and x{glue:text}`cv_cal_all_new_p90:.2f` for
+# nine in ten; the one-number discount x{glue:text}`cv_one_all_new_median:.2f` and
+# x{glue:text}`cv_one_all_new_p90:.2f`. On MLPerf Offline alone the two are closer
+# (x{glue:text}`cv_cal_offline_new_median:.2f` against
+# x{glue:text}`cv_one_offline_new_median:.2f`): a large batch is mostly the roofline, and a
+# roofline at one share of peak already describes it. The parts the one number lacks pay
+# off under latency limits (x{glue:text}`cv_cal_server_new_median:.2f` against
+# x{glue:text}`cv_one_server_new_median:.2f`) and on Argonne's static batches, where a step
+# is small and its fixed costs dominate (x{glue:text}`cv_cal_static_new_p90:.2f` against
+# x{glue:text}`cv_one_static_new_p90:.2f` at the 90th percentile). On a chip and model the
+# fit has seen, the model is within x{glue:text}`cv_cal_all_seen_median:.2f` and
+# x{glue:text}`cv_cal_all_seen_p90:.2f`.
+#
+# (sec-validation-software)=
+# ## The software band
+#
+# Each stack's two multipliers in the published fit, and how far the model still is from
+# the rows of that stack: what knowing the stack buys, and what it leaves.
+
+# %% tags=["remove-cell"]
+band = chapter.software_band()
+sb = band.set_index("stack")
+amd = sb.loc["Argonne/AMD/vLLM"]
+glue("amd_vllm_efficiency", amd["efficiency"])
+glue("amd_vllm_overhead", amd["overhead"])
+glue("amd_vllm_rows", int(amd["rows"]))
+glue("amd_mlperf_efficiency", sb.loc["MLPerf/AMD/vLLM", "efficiency"])
+glue("amd_mlperf_overhead", sb.loc["MLPerf/AMD/vLLM", "overhead"])
+glue("n_stacks", len(band))
+glue("stack_eff_low", band["efficiency"].min())
+glue("stack_eff_high", band["efficiency"].max())
+
+# %% tags=["hide-input"]
+napkin.Figure(
+    name="fig-validation-stacks",
+    chart=charts.software_band(band, "The software band"),
+    caption="Each serving stack's multipliers in the published fit: on the shares of peak "
+            "it reaches and on its cost per layer, against the typical stack (dashed); dot "
+            "size: the rows behind it.",
+    source="data/step_model_stacks.csv (scripts/fit_step_model.py).",
+)
+
+# %% tags=["hide-input"]
+tables.styled(band, "table-validation-stacks", {
+    "stack": "Stack", "efficiency": "Share of peak (x typical)",
+    "overhead": "Cost per layer (x typical)", "rows": "Rows", "median": "Median factor",
+    "p90": "90th pct factor"},
+    formats={"efficiency": "{:.2f}", "overhead": "{:.2f}", "rows": "{:,}",
+             "median": "x{:.2f}", "p90": "x{:.2f}"})
+
+# %% [markdown]
+# The {glue:text}`n_stacks:d` stacks reach between {glue:text}`stack_eff_low:.2f` and
+# {glue:text}`stack_eff_high:.2f` times the typical share of peak. Argonne's ROCm builds of
+# vLLM on AMD's chips ({glue:text}`amd_vllm_rows:d` rows) reach
+# {glue:text}`amd_vllm_efficiency:.2f` times it and pay {glue:text}`amd_vllm_overhead:.2f`
+# times the typical cost per layer; the same chips under AMD's own tuned stack in MLPerf reach
+# {glue:text}`amd_mlperf_efficiency:.2f` times it and pay {glue:text}`amd_mlperf_overhead:.2f`
+# times the cost. A napkin that knows only the hardware cannot know a stack is slow;
+# the band says by how much the stacks in these tables differ, and a reader's own stack can
+# sit anywhere in it.
+
+# %% tags=["remove-cell"]
+errors = validation.errors(MODEL, calib.PUBLISHED)
 ds = errors[errors["detail"].str.contains("DeepSeek-R1") &
             errors["kind"].eq("closed_user_rate") & errors["batch"].eq(1)].set_index("chip")
 glue("mtp_b200", ds.loc["B200", "measured"] / ds.loc["B200", "predicted"])
 glue("mtp_h200", ds.loc["H200", "measured"] / ds.loc["H200", "predicted"])
-mds = errors[(errors["source"] == "MLPerf") & (errors["detail"] == "deepseek-r1") &
-             ~errors["duplicate"]]
-glue("ds_server_x", (mds[mds["scenario"] == "Server"]["predicted"] /
-                     mds[mds["scenario"] == "Server"]["measured"]).median())
-glue("ds_offline_x", (mds[mds["scenario"] == "Offline"]["predicted"] /
-                      mds[mds["scenario"] == "Offline"]["measured"]).median())
-
-# %% [markdown]
-# **Speculative decoding in vendor numbers.** TensorRT-LLM's DeepSeek-R1 figures at batch 1
-# {cite}`trtllm_deepseek_r1` use multi-token prediction: a small head drafts tokens that one
-# step verifies. The step model decodes one token per step, so it underestimates those runs:
-# the measured tokens per second per user are {glue:text}`mtp_b200:.1f`× the prediction on
-# the B200 and {glue:text}`mtp_h200:.1f`× on the H200: the drafted tokens each step gets
-# accepted, less whatever else the model's fixed costs get wrong on those systems. `napkin.predict.step_seconds` takes the tokens a step verifies per sequence, so the
-# speculative-decoding chapter can put them back.
-#
-# **Mixtures of experts at scale.** MLPerf's DeepSeek-R1 results are the model's worst:
-# it predicts {glue:text}`ds_offline_x:.1f`× the measured Offline throughput and
-# {glue:text}`ds_server_x:.1f`× under the Server limits. DeepSeek stacks spread the experts
-# over the GPUs (expert parallelism, as in TensorRT-LLM's own DeepSeek-R1 runs
-# {cite}`trtllm_deepseek_r1`), so each step waits on exchanges of tokens between them,
-# which the step model, built on tensor parallelism, does not describe; that is the most
-# likely reading, not one checked here.
-
-# %% tags=["remove-cell"]
 so = validation.server_over_offline(errors)
 glue("so_measured", so["measured"].median())
 glue("so_predicted", so["predicted"].median())
 glue("so_pairs", len(so))
-glue("so_spread", (so["predicted"] / so["measured"] - 1).abs().quantile(0.9))
+glue("so_spread", chapter.server_over_offline_spread(errors))
 ratio = validation.per_gpu_ratio("H200", "H100 SXM", errors)
 glue("h200_h100_measured", ratio["measured"])
 glue("h200_h100_predicted", ratio["predicted"])
+glue("bw_ratio", napkin.hardware.chip("H200").bandwidth_bytes_per_s /
+     napkin.hardware.chip("H100 SXM").bandwidth_bytes_per_s)
 
 # %% [markdown]
+# ## What the model gets wrong, and why
+#
+# **Speculative decoding in vendor numbers.** TensorRT-LLM's DeepSeek-R1 figures at batch 1
+# {cite}`trtllm_deepseek_r1` use multi-token prediction: a small head drafts tokens that one
+# step verifies. The step model decodes one token per step, so it underestimates those runs:
+# the measured tokens per second per user are {glue:text}`mtp_b200:.1f` times the prediction
+# on the B200 and {glue:text}`mtp_h200:.1f` times on the H200. `napkin.predict.step_seconds`
+# takes the tokens a step verifies per sequence, so chapter 10 can put them back.
+#
 # **Queueing.** Over the {glue:text}`so_pairs:d` MLPerf systems that ran both Offline and
 # Server on one benchmark, the Server result is {glue:text}`so_measured:.0%` of the Offline
 # one for the median system, and the model's queue and latency limits put it at
-# {glue:text}`so_predicted:.0%`. The median agrees; single systems less so (one in ten is off
-# by more than {glue:text}`so_spread:.0%`): a scheduler that holds a batch under a limit is
-# tuned by its submitter, and the napkin's queue is the textbook one of equation
-# {eq}`eq-val-queue`.
+# {glue:text}`so_predicted:.0%`; one system in ten is off by more than
+# x{glue:text}`so_spread:.2f`. A scheduler that holds a batch under a limit is tuned by its
+# submitter, and the napkin's queue is the textbook one.
 #
-# **Chips with the same peaks.** The H200 has the H100's tensor cores and more, faster
-# memory. On MLPerf's `llama2-70b` Offline runs, an H200 makes
-# {glue:text}`h200_h100_measured:.2f`× the tokens of an H100 for the median system, and the
-# model says {glue:text}`h200_h100_predicted:.2f`×. At the batches Offline runs the step is
-# compute-bound, and the model, which sees the same FLOP/s, has only the H100's need for
-# tensor parallelism (its memory holds too little cache for one chip) to tell them apart.
-# The rest is beyond a roofline; clocks held higher under the same power limit are one
-# plausible reading, not checked here.
+# **Chips with the same arithmetic.** The H200 has the H100's tensor cores and
+# {glue:text}`bw_ratio:.2f` times its bandwidth. On MLPerf's `llama2-70b` Offline runs an
+# H200 makes {glue:text}`h200_h100_measured:.2f` times the tokens of an H100 for the median
+# system, and the published fit says {glue:text}`h200_h100_predicted:.2f` times: with one
+# share for both peaks, the model sees where a real Offline batch sits against the two roofs,
+# and memory (the cache of every sequence in flight, read every step) is part of what
+# binds.
 #
-# **Changed after looking at held-out rows.** The split was chosen before any fit, and no
-# parameter was ever fitted to a held-out row. Four parts of the model's structure were
-# corrected after held-out rows showed them wrong, each for a physical reason that should
-# have been there from the start: attention runs in the cache's arithmetic, not in FP4
-# (seen on DeepSeek-R1); the first-token queue is $M/D/1$, not $M/M/1$ (seen on
-# Llama 3.1 405B, whose prompts are long); only the matmuls ramp with the tokens in a step,
-# not attention (seen on vLLM's inter-token latency against context); and a static batch
-# whose caches do not fit runs in waves, while a row longer than its model's context, or
-# faster than the chip's peaks, is declined (seen on Argonne's rows of both splits). The
-# held-out errors above are after those corrections.
+# **Changed after looking at held-out rows.** The fixed split was chosen before the first
+# edition's fit, and no parameter is ever fitted to a row it is scored on. The structure is
+# another matter. This edition's structure (one share for both peaks, costs per layer and per
+# sequence, serving stacks) was chosen by the ablation above, that is, by looking at the
+# fixed split's held-out rows; the first edition had already changed four parts after
+# looking at them (attention in the cache's arithmetic, the $M/D/1$ queue, the ramp on
+# matmuls only, waves for static batches that do not fit). The cross-validated bands were
+# computed after that choice, fold by fold from scratch, but the rows they score include
+# those held-out rows, so they are not free of it. The clean test is the next MLPerf round,
+# which nobody has looked at: a reader can drop its rows into the schema of
+# `data/mlperf_llm.csv` and score them with `napkin.validation.predict_rows`.
 #
 # %% tags=["remove-cell"]
 glue("vocab_share", 1 - catalog.params("Llama-2-70B") / catalog.params("Llama-3.3-70B"))
@@ -475,15 +615,16 @@ glue("vocab_share", 1 - catalog.params("Llama-2-70B") / catalog.params("Llama-3.
 # tokens per second each user sees. A bigger batch makes more tokens per GPU and each user's
 # stream slower; more GPUs per engine make every stream faster and pay for their
 # all-reduces. Each line is the calibrated model's best engine at each speed (over one,
-# two, four and eight GPUs in tensor parallelism), for Llama 3.3 70B at MLPerf's
-# `llama2-70b` lengths and for Mixtral-8x7B at its own, FP8 weights and cache; the points
-# are MLPerf's Server and Interactive runs of the same chips, speed per user read as one
-# over the run's mean time per output token. MLPerf measures Llama 2 70B, which has Llama 3.3
-# 70B's layers and a smaller vocabulary: {glue:text}`vocab_share:.1%` fewer weights.
+# two, four and eight GPUs in tensor parallelism) on the typical stack, for Llama 3.3 70B at
+# MLPerf's `llama2-70b` lengths and for Mixtral-8x7B at its own, FP8 weights and cache; the
+# points are MLPerf's Server and Interactive runs of the same chips, speed per user read as
+# one over the run's mean time per output token. MLPerf measures Llama 2 70B, which has
+# Llama 3.3 70B's layers and a smaller vocabulary: {glue:text}`vocab_share:.1%` fewer
+# weights.
 
 # %% tags=["remove-cell"]
-curves = validation.frontier_curves(cal)
-points = validation.frontier_points()
+curves = validation.frontier_curves()
+frontier_points = validation.frontier_points()
 speed = 40.0
 read = validation.frontier_read(curves, "Llama-3.3-70B", speed)
 glue("speed", speed)
@@ -495,8 +636,8 @@ glue("fr_mi300x", read["MI300X, FP8"])
 moe = validation.frontier_read(curves, "Mixtral-8x7B", speed)
 glue("fr_moe_h100", moe["H100 SXM, FP8"])
 glue("fr_moe_mi300x", moe["MI300X, FP8"])
-glue("n_points", len(points))
-gap = validation.frontier_gap(curves, points)
+glue("n_points", len(frontier_points))
+gap = validation.frontier_gap(curves, frontier_points)
 med = gap.groupby("chip")["over_fp8"].median()
 glue("gap_h100", med["H100 SXM"])
 glue("gap_h200", med["H200"])
@@ -508,12 +649,12 @@ glue("b200_points", len(b200))
 # %% tags=["hide-input"]
 napkin.Figure(
     name="fig-validation-frontier",
-    chart=charts.frontier(curves, points, list(validation.FRONTIER_MODELS),
+    chart=charts.frontier(curves, frontier_points, list(validation.FRONTIER_MODELS),
                           "Tokens per GPU against tokens per user"),
     caption="The calibrated model's best output tokens/s per GPU at each speed per user for "
             "H100 SXM, H200, B200 and MI300X (B200 also with FP4 weights, dashed), and MLPerf "
             "Server and Interactive runs of the same chips; a menu picks the model.",
-    source="Curves: napkin.predict.frontier with the fitted calibration, hardware from "
+    source="Curves: napkin.predict.frontier with the published calibration, hardware from "
            "data/hardware_specs.csv, lengths from data/mlperf_datasets.csv; points: "
            "data/mlperf_llm.csv (MLCommons results, rounds v4.1 to v5.1).",
 )
@@ -521,55 +662,61 @@ napkin.Figure(
 # %% [markdown]
 # At {glue:text}`speed:.0f` tokens per second per user the model puts an H100 at
 # {glue:text}`fr_h100:,.0f` tokens per second per GPU on Llama 3.3 70B and an H200 at
-# {glue:text}`fr_h200:,.0f` (the same tensor cores, and at that speed both are
-# compute-bound), an MI300X at {glue:text}`fr_mi300x:,.0f` and a B200 at
+# {glue:text}`fr_h200:,.0f`, an MI300X at {glue:text}`fr_mi300x:,.0f` and a B200 at
 # {glue:text}`fr_b200:,.0f` with FP8 weights and {glue:text}`fr_b200_fp4:,.0f` with FP4. Of
-# the {glue:text}`n_points:d` MLPerf points, the H100's sit on their line (measured over
-# the model at their speed, median {glue:text}`gap_h100:.2f`), the MI300X's below it
-# ({glue:text}`gap_mi300x:.2f`) and the H200's above ({glue:text}`gap_h200:.2f`), the gap of
-# the previous section; {glue:text}`b200_between:d` of the {glue:text}`b200_points:d` B200
-# points lie between its FP8 and FP4 lines, as runs with FP4 weights on some layers
-# should. For Mixtral-8x7B, whose tokens each read
-# a quarter of the expert weights, an H100 reaches {glue:text}`fr_moe_h100:,.0f` and an
-# MI300X {glue:text}`fr_moe_mi300x:,.0f`: a mixture of experts is cheap per token only
-# while a step's tokens still choose few experts.
+# the {glue:text}`n_points:d` MLPerf points, measured over the model at their speed (median
+# per chip): H100 {glue:text}`gap_h100:.2f`, H200 {glue:text}`gap_h200:.2f`, MI300X
+# {glue:text}`gap_mi300x:.2f`; {glue:text}`b200_between:d` of the
+# {glue:text}`b200_points:d` B200 points lie between its FP8 and FP4 lines, as runs with FP4
+# weights on some layers should. For Mixtral-8x7B, whose tokens each read a quarter of the
+# expert weights, an H100 reaches {glue:text}`fr_moe_h100:,.0f` and an MI300X
+# {glue:text}`fr_moe_mi300x:,.0f`.
+
+# %% tags=["remove-cell"]
+others = tables.load("performance_model_errors").set_index("model")
+for name in others.index:
+    glue(f"other_{name.lower()}", float(others.loc[name, "error_percent"]) / 100)
+
+# %% [markdown]
+# (sec-validation-others)=
+# ## How other models state their error
+#
+# Performance models of LLM inference do publish errors. Vidur {cite}`agrawal2024vidur`, a
+# simulator built on operators profiled on the GPUs it predicts, estimates end-to-end
+# latency within {glue:text}`other_vidur:.0%`; LLMCompass {cite}`zhang2024llmcompass`, a
+# hardware simulator with a mapper, averages {glue:text}`other_llmcompass:.1%` on LLM
+# inference latency; GenZ {cite}`bambhaniya2024genz`, an analytical model calibrated on real
+# systems, reports a maximum geometric-mean error of {glue:text}`other_genz:.2%`; LIFE
+# {cite}`patwari2025life`, an analytical operator model driven by hardware specifications,
+# under {glue:text}`other_life:.0%` on Llama 2 7B variants. Each is measured on hardware and
+# software the model was profiled or calibrated on, in distribution. The figures of this
+# chapter answer another question: the error on servers, software and models a fit has not
+# seen, from public measurements of many submitters, with no profiling. They are larger, and
+# they are the ones a reader planning a purchase needs.
 #
 # ## The band other chapters quote
 #
-# `napkin.validation.error_band(scenario)` recomputes the held-out error from `data/`
-# whenever it is called (a test checks that it moves when the rows do, and that the fit
-# does not move when only held-out rows change). Today it says:
+# `napkin.validation.error_band(scenario, case)` reads the cross-validated predictions and
+# recomputes the band from the rows in `data/` whenever it is called (a test checks that it
+# moves when the measurements do). A chapter asking about a machine not in these tables
+# quotes the band for a new chip or model; one asking about a chip and model the tables hold
+# quotes the other:
 
-# %% tags=["remove-cell"]
-bands = {s: validation.error_band(s) for s in ("offline", "server", "static")}
-glue_markdown("band_offline", f"MLPerf Offline: {bands['offline']['text']} "
-                              f"({bands['offline']['n']} rows).")
-glue_markdown("band_server", f"MLPerf Server and Interactive: {bands['server']['text']} "
-                             f"({bands['server']['n']} rows).")
-glue_markdown("band_static", f"Argonne's static batches: {bands['static']['text']} "
-                             f"({bands['static']['n']:,} rows).")
-p = napkin.predict("H200", "Llama-3.3-70B", weights="FP8", kv="FP8", input_tokens=222,
-                   output_tokens=294, batch=1, calibration=cal)
-r = napkin.predict("H200", "Llama-3.3-70B", weights="FP8", kv="FP8", input_tokens=222,
-                   output_tokens=294, batch=1, calibration=ROOFLINE)
-glue("b1_calibrated", 1 / p.tpot_s)
-glue("b1_roofline", 1 / r.tpot_s)
+# %%
+offline_new = validation.error_band("offline", "new")
+print(offline_new["text"])
 
 # %% [markdown]
-# - {glue:md}`band_offline`
-# - {glue:md}`band_server`
-# - {glue:md}`band_static`
-#
-# The earlier chapters' roofline numbers are ceilings, and this chapter says by how much
-# real servers fall short of them. One example: a single stream of Llama 3.3 70B at FP8 on
-# one H200 gets {glue:text}`b1_roofline:.0f` tokens per second from the roofline and
-# {glue:text}`b1_calibrated:.0f` from the calibrated model, which pays the efficiency of the
-# reads and the fixed cost of every step.
-#
-# Rows in the schema of either table can be dropped in and scored the same way:
-#
-# ```python
-# from napkin import validation
-# predicted = validation.predict_rows(my_rows)   # NaN where the model declines
-# why = validation.interpret(my_rows)["reason"]
-# ```
+# Rows in the schema of either table can be dropped in and scored the same way, and a
+# single serving question asked directly:
+
+# %%
+p = napkin.predict("H200", "Llama-3.3-70B", weights="FP8", kv="FP8", input_tokens=222,
+                   output_tokens=294, ttft_limit_s=0.45, tpot_limit_s=0.04)
+print(f"{p.per_chip_output_tokens_per_s:,.0f} output tokens/s per GPU at batch {p.batch}, "
+      f"{p.tokens_per_s_per_user:.1f} tokens/s per user, limited by {p.limited_by}")
+
+# %%
+rows = validation.mlperf().query("round == 'v5.1' and scenario == 'Offline'").head(3)
+rows.assign(predicted=validation.predict_rows(rows))[
+    ["system", "benchmark_model", "value", "predicted"]]

@@ -17,55 +17,179 @@
 
 # %% [markdown]
 # # What a token costs, in dollars and joules
-#
-# **What this chapter does.** The essay ends on money. A provider amortises the weight read
-# "across hundreds of users, which is how per-token prices land where they do", and the last
-# row of its buying table says that cost per token is someone else's batch. This chapter
-# prices a token three ways: on a desk machine you buy, on datacenter GPUs you rent by the
-# hour, and through an API. The prices are sourced and dated, the throughputs come from the
-# book's own models (chapter 9's calibrated step model for the rented GPUs, chapter 8's
-# estimate for the desk machines), and the energy comes from measured or rated power, with
-# the energy model checked against ML.ENERGY's measured GPUs.
-#
-# The answer, for {glue:text}`head_model` at {glue:text}`head_format` weights, a
-# {glue:text}`head_prompt:,d`-token prompt and a {glue:text}`head_output:,d`-token answer,
-# one user at a time, a machine bought for {glue:text}`life:.0f` years and used
-# {glue:text}`hours:.0f` hours a day: a million output tokens cost about
-# {glue:text}`b1_spark:,.0f` dollars on a DGX Spark, {glue:text}`b1_m3:,.0f` on an M3 Ultra
-# Mac Studio, {glue:text}`b1_pro:,.0f` on an {glue:text}`pro_name` (the card alone),
-# {glue:text}`b1_h100:,.0f` on a rented H100, and {glue:text}`api_mid:,.2f` through an API.
-# Served to as many users as each holds, the same tokens cost {glue:text}`best_spark:,.2f`,
-# {glue:text}`best_m3:,.2f`, {glue:text}`best_pro:,.2f` and {glue:text}`best_h100:,.2f`
-# dollars, and {glue:text}`n_below_api:d` of the {glue:text}`n_ways:d` ways that hold the
-# model then make a token for less than the API's median price. One local stream is the
-# dearest way to get a token; owning never beats the API for one stream, at any hours a day.
-#
-# **Why it matters.** People who cite this book in a talk are asked exactly this: is a desk
-# machine cheaper per token than renting an H100 or paying an API, and at what use does it
-# break even? The answer depends less on the hardware than on how many users share each
-# read of the weights, and it moves with prices that change within weeks. So every price
-# here carries its date, the chapter says how old they are when the book is built, and the
-# calculator at the end lets a reader put in their own hours, electricity and years.
 
 # %% tags=["remove-cell"]
 import datetime as dt
 
 import napkin
 from napkin import costs, errata, tables
-from napkin.costs import chapter, energy, page, power, prices
+from napkin.costs import chapter, energy, page, power, prices, service
 from napkin.figures import costs as charts
-from napkin.prose import counted, glue, glue_markdown
+from napkin.prose import count, glue, glue_markdown
 from napkin.validation.report import error_band
 
 w = chapter.headline()
 usage = costs.Usage().resolved()
+level = service.chat()
 glue("head_model", w.model.replace("-", " "))
 glue("head_format", w.weight_format)
+glue("desk_format", costs.desk_format(w.weight_format))
 glue("head_prompt", w.prompt_tokens)
 glue("head_output", w.output_tokens)
 glue("hours", usage.hours_per_day)
 glue("life", usage.life_years)
 glue("pro_name", "RTX PRO 6000 Blackwell")
+glue("lvl_speed", level.tokens_per_s_per_user)
+glue("lvl_first", level.first_token_s)
+
+one = costs.cost_table(w, 1, usage)
+served = costs.cost_table(w, level, usage)
+most = costs.cost_table(w, None, usage)
+o1, ol, om = (t.set_index("option") for t in (one, served, most))
+api_head = prices.api_price(w.model, w.prompt_tokens, w.output_tokens)
+out_price = prices.api_quotes(w.model)["output_usd_per_mtok"]
+glue("api_mid", api_head["median"])
+glue("api_low", api_head["low"])
+glue("api_high", api_head["high"])
+glue("out_median", float(out_price.median()))
+
+# the headline: the cheapest way at the service level, and the desk machines' verdicts
+lvl_ok = served[served["fits"] & (served["kind"] != "api")]
+best = lvl_ok.iloc[0]
+glue("lvl_best_way", chapter.way_name(best))
+glue("lvl_best_usd", best["usd_per_mtok"])
+glue("lvl_best_low", best["usd_per_mtok_low"])
+glue("lvl_best_high", best["usd_per_mtok_high"])
+glue("lvl_best_users", int(best["users"]))
+glue("lvl_best_reply", best["latency_s"])
+glue("lvl_best_median", best["band_median"])
+glue("lvl_best_p90", best["band_p90"])
+desk_ok = lvl_ok[lvl_ok["kind"] == "owned"]
+assert len(desk_ok) >= 1 and desk_ok["price_scope"].str.startswith("graphics card").all()
+glue_markdown("lvl_desk_ok", ("only " if len(desk_ok) == 1 else "") + "; ".join(
+    f"{chapter.way_name(r)} serves it, at {r.usd_per_mtok:.2f} dollars for "
+    f"{count(int(r.users), 'user')}, each at {r.per_user_tokens_per_s:.1f} tokens a second, the "
+    f"slowest user's whole reply in {r.latency_s:,.0f} s" for r in desk_ok.itertuples()))
+desk_miss = served[(served["kind"] == "owned") & ~served["fits"] &
+                   served["reason"].str.startswith("misses")]["option"]
+glue_markdown("lvl_desk_miss", "; ".join(
+    f"the {o} streams {o1.loc[o, 'per_user_tokens_per_s']:.1f} tokens a second"
+    + (" (too slow)" if o1.loc[o, "per_user_tokens_per_s"] < level.tokens_per_s_per_user
+       else "") + f" and its first token comes in {o1.loc[o, 'first_token_s']:.1f} s"
+    + (" (too late)" if o1.loc[o, "first_token_s"] > level.first_token_s else "")
+    for o in desk_miss))
+n_below = int((lvl_ok["usd_per_mtok"] < api_head["median"]).sum())
+glue("n_lvl_ways", len(lvl_ok))
+glue_markdown("n_lvl_below_api", "all of them" if n_below == len(lvl_ok) else f"{n_below}")
+glue_markdown("lvl_list", chapter.priced_list(served, reply=True))
+assert best["kind"] == "rented" and best["usd_per_mtok"] < api_head["median"]
+
+# one user at a time: what the table says about single streams
+singles = one[one["fits"] & (one["kind"] != "api")]
+glue_markdown("one_list", chapter.priced_list(one, reply=True))
+dearest = singles.iloc[-1] if singles.iloc[-1]["kind"] != "committed" else \
+    singles[singles["kind"] != "committed"].iloc[-1]
+glue("one_dearest", chapter.way_name(dearest))
+glue("one_dearest_usd", dearest["usd_per_mtok"])
+rent1 = singles[singles["kind"] == "rented"]
+desk1 = singles[singles["kind"] == "owned"]
+below_rent = desk1[desk1["usd_per_mtok"] < rent1["usd_per_mtok"].min()]
+glue_markdown("one_below_rent", chapter.join([chapter.way_name(r)[4:] for r in
+                                              below_rent.itertuples()]).replace(" and ", " or "))
+glue("rent1_lo", rent1["usd_per_mtok"].min())
+glue("rent1_hi", rent1["usd_per_mtok"].max())
+assert (singles["usd_per_mtok"] > api_head["high"]).all() and len(below_rent) >= 1
+assert dearest["kind"] == "owned"
+
+# the in-one-minute box's energy and essay findings are computed where their sections are;
+# the break-even and the measured servers come first here so the box can quote them
+be_one = costs.breakeven_table(w, 1, usage, table=one)
+be_lvl = costs.breakeven_table(w, level, usage, table=served)
+
+# %% tags=["remove-cell"]
+local = power.local_stream_energy()
+dc_runs = energy.at_the_wall(energy.measurements().query(
+    "model == 'Llama-3.3-70B' and gpu == 'H100' and task == 'LM Arena chat'"))
+dc = dc_runs.iloc[(dc_runs["mean_batch"] - 256).abs().argmin()]
+glue("ls_n", len(local))
+glue("ls_lo", local["joules_per_token"].min())
+glue("ls_hi", local["joules_per_token"].max())
+glue("dc_j", dc["energy_J_per_token"])
+glue("dc_wall_j", dc["wall_J_per_token"])
+glue("dc_batch", dc["mean_batch"])
+glue("dc_gpus", int(dc["n_gpus"]))
+glue("dc_ratio_gpu", local["joules_per_token"].min() / dc["energy_J_per_token"])
+glue("dc_ratio", local["joules_per_token"].min() / dc["wall_J_per_token"])
+glue("dc_ratio_hi", local["joules_per_token"].max() / dc["wall_J_per_token"])
+runs = chapter.measured_serving()
+be_batch = runs[runs["usd_per_mtok"] <= float(out_price.median())].groupby("engine")[
+    "mean_batch"].min()
+glue("be_h100", be_batch["4 x H100"])
+glue("be_b200", be_batch["2 x B200"])
+
+# %% [markdown]
+# ```{admonition} In one minute
+# :class: tip
+# - At a service level a chat user accepts (each user's answer streaming at
+#   {glue:text}`lvl_speed:.1f` tokens/s or faster, the first token within
+#   {glue:text}`lvl_first:.0f` s) {glue:text}`head_model` at 8 bits costs
+#   {glue:text}`lvl_best_usd:.2f` dollars per million output tokens on
+#   {glue:text}`lvl_best_way` serving {glue:text}`lvl_best_users:d` users, the slowest
+#   user's whole reply in {glue:text}`lvl_best_reply:.0f` s, at the median on-demand quote
+#   ({glue:text}`lvl_best_low:.2f`
+#   to {glue:text}`lvl_best_high:.2f` within the calibrated model's 90th-percentile factor
+#   for MLPerf's Server scenario), against a median blended API price (output plus input
+#   tokens) of {glue:text}`api_mid:.2f` ([the table](#sec-cost-service)).
+# - Of the desk machines, {glue:md}`lvl_desk_ok` (bought and used {glue:text}`hours:.0f` h
+#   a day for {glue:text}`life:.0f` years; a graphics card whose host computer is not
+#   priced); the others miss the level ([why](#sec-cost-service)).
+# - One user at a time, every way costs more than the dearest API provider's blended
+#   price. The dearest single stream bought or rented on demand is {glue:text}`one_dearest`'s
+#   ({glue:text}`one_dearest_usd:.0f` dollars per million, bought and used
+#   {glue:text}`hours:.0f` h a day for {glue:text}`life:.0f` years), and a stream rented on
+#   demand on an H100, H200 or B200 ({glue:text}`rent1_lo:.0f` to {glue:text}`rent1_hi:.0f`)
+#   costs more than one on {glue:md}`one_below_rent` ([one user](#sec-cost-one-user)).
+# - Counted like with like (whole system at the wall, both upper bounds; for the server its
+#   GPUs' measured power, the rest of the server at its rating and the data center's PUE),
+#   a token of one local stream of a 70B model takes some
+#   {glue:text}`dc_ratio:.0f` to {glue:text}`dc_ratio_hi:.0f` times the energy of one from a
+#   measured {glue:text}`dc_gpus:d`-GPU H100 server at a batch of
+#   {glue:text}`dc_batch:.0f` ([energy](#sec-cost-energy)).
+# - The essay's "hundreds of users" holds: measured servers reach the APIs' median
+#   *output* price ({glue:text}`out_median:.2f` dollars per million, input not counted) from
+#   about {glue:text}`be_h100:.0f` sequences at once on H100 GPUs and
+#   {glue:text}`be_b200:.0f` on B200 GPUs ([the measured servers](#sec-cost-essay-sentence)).
+# ```
+#
+# **What this chapter does.** The essay ends on money. A provider amortises the weight read
+# "across hundreds of users, which is how per-token prices land where they do", and the last
+# row of its buying table says that cost per token is someone else's batch. This chapter
+# prices a token every way a reader can get one. A *way* is a machine and how it is paid
+# for: a desk machine bought outright, a datacenter GPU rented by the hour (on demand) or on
+# a contract that pays every hour of a year, or an API's price per token. The prices are
+# sourced and dated, the throughputs come from the book's own models (chapter 9's
+# calibrated step model for the rented GPUs, chapter 8's estimate for the desk machines),
+# and the energy comes from measured or rated power, with the energy model checked against
+# ML.ENERGY's measured GPUs.
+#
+# A way that serves more users at once makes each token cheaper and each stream slower, so
+# a price means little without the speed it was bought at. The chapter's headline is
+# therefore a *service level*: each way serves as many users as it can while each of them
+# still sees its answer stream at reading speed and its first token within the time that
+# keeps a user's attention. The workload is {glue:text}`head_model` at 8 bits
+# ({glue:text}`head_format` on a rented GPU, llama.cpp's {glue:text}`desk_format` on a
+# desk), a {glue:text}`head_prompt:,d`-token prompt and a
+# {glue:text}`head_output:,d`-token answer, a bought machine used {glue:text}`hours:.0f`
+# hours a day for {glue:text}`life:.0f` years. At that level a million output tokens cost
+# {glue:md}`lvl_list`; the API's median blended price is {glue:text}`api_mid:.2f` USD.
+#
+# **Why it matters.** People who cite this book in a talk are asked exactly this: is a desk
+# machine cheaper per token than renting an H100 or paying an API, and at what use does it
+# break even? The answer depends less on the hardware than on how many users share each
+# read of the weights at a speed they accept, and it moves with prices that change within
+# weeks. So every price here carries its date, the chapter says how old they are when the
+# book is built, and the calculator at the end lets a reader put in their own service
+# level, hours, electricity and years.
 
 # %% tags=["remove-cell"]
 rent = prices.rental_price("H100 SXM")
@@ -74,6 +198,10 @@ glue("h100_low", rent["low"])
 glue("h100_high", rent["high"])
 glue("h100_n", rent["quotes"])
 glue("h100_median", rent["median"])
+contract = prices.committed_price("H100 SXM")
+glue("h100_contract", contract["price"])
+glue("h100_contract_date", contract["day"].isoformat()[:7])
+glue("n_contracts", count(len(prices.committed_quotes()), "such rate"))
 glue("in_weight", w.prompt_tokens / w.output_tokens)
 listed = prices.list_prices()
 new = listed[listed["confidence"] == "low"]
@@ -101,10 +229,18 @@ glue("elec_hi", elec_hi)
 #   quotes, and the cheapest and the dearest beside it. The quotes for an H100 SXM run from
 #   {glue:text}`h100_low:.2f` to {glue:text}`h100_high:.2f` dollars an hour
 #   ({glue:text}`h100_n:d` providers, median {glue:text}`h100_median:.2f`): a hyperscaler's
-#   instance that comes with a host costs several times a GPU marketplace's.
+#   instance that comes with a host costs several times a GPU marketplace's. A buyer who
+#   can use a GPU every hour can instead sign a contract that pays every hour of a year,
+#   used or not: the table holds {glue:text}`n_contracts`, an index of one-year
+#   H100 contracts at GPU clouds at {glue:text}`h100_contract:.2f` dollars per GPU-hour
+#   ({glue:text}`h100_contract_date`, from a secondary report of SemiAnalysis' data, which
+#   does not name the H100's variant: the chapter prices it as the SXM part, which GPU
+#   clouds' 8-GPU servers use). No contract rate for an H200 or a B200 is recorded.
 # - **An API** (`data/api_prices.csv`): each provider's price per million input and output
-#   tokens. A request's price per output token counts its input too, weighted by the prompt's
-#   share; for the chapter's chat request that is the output price plus
+#   tokens. The chapter names two prices and never sets them side by side unnamed: the
+#   *output price*, what a provider charges per million tokens it writes, and the *blended
+#   price* of a request, per million output tokens, which adds the input tokens weighted by
+#   the prompt's share; for the chapter's chat request that is the output price plus
 #   {glue:text}`in_weight:.0f` times the input price. Superseded prices (a model a provider
 #   has since replaced) are kept in the table and left out of the medians.
 # - **Buying a desk machine**: chapter 8's vendor prices (`data/machine_prices.csv`),
@@ -120,27 +256,30 @@ glue("elec_hi", elec_hi)
 #   read in a copy that quotes it), with regional averages from
 #   {glue:text}`elec_lo:.3f` to {glue:text}`elec_hi:.3f` as the calculator's range.
 #
-# A rented GPU's price includes its electricity and its host; a bought machine pays its own.
-# APIs and rentals charge only for what is used; a bought machine costs the same whether it
-# runs or not, so its cost per token depends on how many hours a day it works
-# ({glue:text}`hours:.0f` by default, a working day) and how many years it lasts
-# ({glue:text}`life:.0f`). Both are the book's choices, not sourced figures, and both are
-# sliders in the calculator.
+# A GPU rented on demand includes its electricity and its host, and is paid only for the
+# hours it is used; one on a contract, and a bought machine, cost the same whether they run
+# or not, so their cost per token depends on how many hours a day they work
+# ({glue:text}`hours:.0f` by default, a working day) and, for a bought machine, how many
+# years it lasts ({glue:text}`life:.0f`). Both are the book's choices, not sourced figures,
+# and both are sliders in the calculator. A bought machine pays its own electricity.
 
 # %% tags=["hide-input"]
 tables.styled(chapter.rental_display(), "table-cost-rental", {
-    "chip": "GPU", "quotes": "Providers", "median": "Median (USD per GPU-hour)",
-    "range": "Cheapest–dearest", "dates": "Read"})
+    "chip": "GPU", "median": "On demand, median (USD per GPU-hour)", "quotes": "Providers",
+    "range": "Cheapest–dearest", "dates": "Read",
+    "committed": "One-year contract (USD per GPU-hour)"})
 
 # %% tags=["hide-input"]
 tables.styled(chapter.api_display(w.prompt_tokens, w.output_tokens), "table-cost-api", {
-    "model": "Model", "providers": "Providers",
-    "median": "Median (USD per million output tokens, input included)",
-    "range": "Cheapest–dearest", "dates": "Read"})
+    "model": "Model",
+    "median": f"Blended price, median (USD per million output tokens: output + "
+              f"{w.prompt_tokens / w.output_tokens:.0f} x input)",
+    "range": "Blended, cheapest–dearest", "output": "Output price, median (input not counted)",
+    "providers": "Providers", "dates": "Read"})
 
 # %% tags=["hide-input"]
 tables.styled(chapter.list_price_display(costs.DESK), "table-cost-list-prices", {
-    "machine": "Machine", "configuration": "Configuration", "price": "USD", "date": "Date",
+    "machine": "Machine", "price": "USD", "configuration": "Configuration", "date": "Date",
     "kind": "Price", "scope": "What it buys", "confidence": "Confidence"})
 
 # %% tags=["remove-cell"]
@@ -161,24 +300,54 @@ glue_markdown("live_price_age", "; ".join(
     for r in live_age.itertuples()) + f" (built {dt.date.today().isoformat()}).")
 
 # %% tags=["remove-cell"]
-off = error_band(costs.throughput.BAND_SCENARIO)
-glue("band_median", off["median_abs"])
-glue("band_p90", off["p90_abs"])
+bands = {s: error_band(s, costs.throughput.BAND_CASE) for s in ("static", "server", "offline")}
+for s, b in bands.items():
+    glue(f"band_{s}_median", b["median"])
+    glue(f"band_{s}_p90", b["p90"])
 glue("tp_sizes", chapter.join(map(str, costs.throughput.TP_SIZES), article="").replace(
     " and ", " or "))
+glue("q8_bits", napkin.models.bits_per_weight("Q8_0"))
+glue("fp8_bits", napkin.models.bits_per_weight("FP8"))
+spark_m = napkin.buying.machine("DGX Spark")
+glue("spark_usable", spark_m.usable_bytes / napkin.units.GiB)
+glue("spark_cap", spark_m.capacity_bytes / napkin.units.GiB)
+strix_m = napkin.buying.machine("Strix Halo")
+glue("strix_usable", strix_m.usable_bytes / napkin.units.GiB)
+m3_usable = [p[1] for p in napkin.buying.machine("M3 Ultra").prices][0]
+glue("m3_usable", m3_usable / napkin.units.GiB)
+glue("m3_users_q8", int(om.loc["M3 Ultra", "users"]))
+node = power.node("H100 SXM")
+facility = power.pue()
+glue("node_kw", node["server_W"] / 1000)
+glue("node_gpu_kw", node["gpus"] * node["gpu_W"] / 1000)
+glue("node_per_gpu", node["power_W"])
+glue("node_typ_lo", node["typical_W"][0] * node["gpus"] / 1000)
+glue("node_typ_hi", node["typical_W"][1] * node["gpus"] / 1000)
+glue("pue", facility["pue"])
+glue("pue_period", facility["period"])
+glue("pue_lo", power.pue_range()[0])
+glue("b200_node_kw", power.node("B200")["server_W"] / 1000)
 
 # %% [markdown]
 # {glue:md}`live_price_age`
 #
 # ## The model
 #
-# A way of getting tokens makes $T$ output tokens per second for the workload. Rented GPUs,
-# $n$ of them at $p$ dollars per GPU-hour each, cost
+# A way of getting tokens makes $T$ output tokens per second for the workload. GPUs rented
+# on demand, $n$ of them at $p$ dollars per GPU-hour each, cost
 #
 # ```{math}
 # :label: eq-cost-rented
 # C_{\text{rented}} = \frac{n\,p}{3600\;T} \times 10^{6}
-# \quad \text{dollars per million output tokens.}
+# \quad \text{dollars per million output tokens;}
+# ```
+#
+# on a contract at $p_c$ dollars per GPU-hour, paid for every hour of a day of which $h$
+# are used,
+#
+# ```{math}
+# :label: eq-cost-committed
+# C_{\text{contract}} = \frac{24}{h}\,\frac{n\,p_c}{3600\;T} \times 10^{6}.
 # ```
 #
 # A machine bought for $P$ dollars, used $h$ hours a day for $L$ years, drawing $W$ watts
@@ -192,7 +361,8 @@ glue("tp_sizes", chapter.join(map(str, costs.throughput.TP_SIZES), article="").r
 #
 # (its price spread over every second it works, plus its electricity). An API quotes
 # $p_{\text{in}}$ and $p_{\text{out}}$ per million input and output tokens; a request of
-# $L_{\text{in}}$ tokens in and $L_{\text{out}}$ out costs, per million output tokens,
+# $L_{\text{in}}$ tokens in and $L_{\text{out}}$ out costs, per million output tokens, the
+# blended price
 #
 # ```{math}
 # :label: eq-cost-api
@@ -207,7 +377,8 @@ glue("tp_sizes", chapter.join(map(str, costs.throughput.TP_SIZES), article="").r
 # ```
 #
 # where the second form is one decode step of $B$ sequences on $n$ GPUs, each making one
-# token. Owning beats a reference price $C_{\text{ref}}$ (renting, or the API) above
+# token. Owning beats a reference price $C_{\text{ref}}$ (renting on demand, or the API)
+# above
 #
 # ```{math}
 # :label: eq-breakeven
@@ -217,8 +388,10 @@ glue("tp_sizes", chapter.join(map(str, costs.throughput.TP_SIZES), article="").r
 #
 # hours a day: the price over what each second of use saves. Where the bracket is not
 # positive (the electricity alone costs more per token than the reference), or $h^{*}$ is
-# more than a day, owning never breaks even. Each formula is written once, as an expression
-# the library evaluates and the page's calculator runs unchanged:
+# more than a day, owning never breaks even. Against a contract there is no such threshold:
+# both are paid whether used or not, so both cost less per token the more hours they work,
+# and the chapter compares them at the same hours. Each formula is written once, as an
+# expression the library evaluates and the page's calculator runs unchanged:
 #
 # ```{literalinclude} ../lib/napkin/costs/model.py
 # :language: python
@@ -226,16 +399,23 @@ glue("tp_sizes", chapter.join(map(str, costs.throughput.TP_SIZES), article="").r
 # :end-before: "_NAME ="
 # ```
 #
-# **Where $T$ comes from.** For rented GPUs, the calibrated step model of chapter 9
-# (`napkin.predict`), on an engine of {glue:text}`tp_sizes` GPUs in tensor parallel,
-# whichever makes a token cheapest; on MLPerf Offline rows it never saw, that model is
-# within {glue:text}`band_median:.0%` of the measured throughput for half the rows and
-# {glue:text}`band_p90:.0%` for nine in ten, and the chapter's bands are the first of
-# these. For a desk machine, chapter 8's estimate: one decode step of all users costed on
-# the roofline and discounted by the fraction of the bandwidth ceiling that published runs
-# of the same family reach, the first token from the prefill rates those runs reached. Here
-# each request's prompt is also counted in the time, since a desk machine prefills one
-# prompt at a time and decodes while it does not:
+# **Where $T$ comes from, and how wrong it may be.** For rented GPUs, the calibrated step
+# model of chapter 9 (`napkin.predict`), on an engine of {glue:text}`tp_sizes` GPUs in
+# tensor parallel, whichever makes a token cheapest, at {glue:text}`head_format`. Each
+# rented row carries the cross-validated band of its case, on chips and models the fit has
+# seen, and the tables say which: one user's requests, one after another, are Argonne's
+# static batches of one (the model within x{glue:text}`band_static_median:.2f` for half the
+# rows and x{glue:text}`band_static_p90:.2f` for nine in ten); users held to a service
+# level arrive at random under latency limits, MLPerf's Server scenario
+# (x{glue:text}`band_server_median:.2f` and x{glue:text}`band_server_p90:.2f`); as many
+# users as fit keep an engine busy, MLPerf's Offline (x{glue:text}`band_offline_median:.2f`
+# and x{glue:text}`band_offline_p90:.2f`). A row's range is its 90th-percentile factor
+# either way. For a desk machine, chapter 8's estimate: one decode step of all users
+# costed on the roofline and discounted by the fraction of the bandwidth ceiling that
+# published runs of the same family reach, the first token from the prefill rates those
+# runs reached, its range chapter 8's (the quartiles of the decode discount, the range of
+# the prefill runs). Here each request's prompt is also counted in the time, since a desk
+# machine prefills one prompt at a time and decodes while it does not:
 #
 # ```{math}
 # :label: eq-cost-desk
@@ -250,109 +430,164 @@ glue("tp_sizes", chapter.join(map(str, costs.throughput.TP_SIZES), article="").r
 # :pyobject: desk_tokens_per_s
 # ```
 #
-# Its bands are chapter 8's: the quartiles of the decode discount and the range of the
-# prefill runs. A bought machine is priced in its cheapest recorded configuration whose GPU
-# may hold the workload. The power is what a source measured at the wall while the machine
-# generated, whole system, at its peak (a DGX Spark-class Dell, a Mac Studio, a Framework
-# Desktop, a PC with an RTX 4090: Jeff Geerling's runs {cite}`geerling_ai_benchmarks`), and
-# where nobody measured it, the board's rating: the {glue:text}`pro_name` and the RTX 5090
-# cards, and every datacenter GPU. The cache is kept in 16 bits everywhere, as in chapter 8.
-
-# %% [markdown]
-# ## A million tokens of Llama 3.3 70B
+# **What a desk machine runs.** llama.cpp's 8-bit format is Q8_0: blocks of 8-bit weights,
+# each block with a 16-bit scale, {glue:text}`q8_bits:.1f` bits per weight where a serving
+# engine's FP8 is {glue:text}`fp8_bits:.0f`, so a desk machine is priced at Q8_0 and a rented
+# GPU at FP8. Its users are sized within the memory its GPU may use once the operating system has
+# kept its share: the Mac's default GPU limit (chapter 8), and elsewhere what the driver
+# or the operating system reports, where a public log shows it. A DGX Spark's Linux
+# reports {glue:text}`spark_usable:.1f` of its {glue:text}`spark_cap:.0f` GiB; a Strix Halo
+# maps {glue:text}`strix_usable:.0f` GiB for its GPU with the limit its owner set; an
+# M3 Ultra's {glue:text}`m3_gb:.0f` GB let its GPU use {glue:text}`m3_usable:.0f` GiB,
+# room for {glue:text}`m3_users_q8:d` users of this workload at Q8_0. The programs the
+# operating system runs come out of that memory too, so a machine's largest number of
+# users is an upper bound.
 #
-# The chapter's workload: {glue:text}`head_model` at {glue:text}`head_format`, chapter 8's
-# chat request ({glue:text}`head_prompt:,d` tokens in, {glue:text}`head_output:,d` out).
-# First one user at a time:
+# **Power, like with like.** A desk machine's draw is what a source measured at the wall
+# while it generated, whole system, at its peak (a DGX Spark-class Dell, a Mac Studio, a
+# Framework Desktop, a PC with an RTX 4090: Jeff Geerling's runs
+# {cite}`geerling_ai_benchmarks`), and where nobody measured it, the board's rating: the
+# {glue:text}`pro_name` and the RTX 5090 cards, without the computer around them. A rented
+# GPU's rating covers the GPU alone, and the GPU is only part of what it takes from the
+# grid: an 8-GPU DGX H100 is rated {glue:text}`node_kw:.1f` kW at most for
+# {glue:text}`node_gpu_kw:.1f` kW of GPUs (a secondary source puts its typical draw at
+# {glue:text}`node_typ_lo:.1f` to {glue:text}`node_typ_hi:.1f` kW), a DGX B200
+# {glue:text}`b200_node_kw:.1f` kW, and the data center spends more on cooling and power
+# conversion. So a rented GPU is charged an eighth of its server's maximum
+# ({glue:text}`node_per_gpu:,.0f` W for an H100) times the industry's average power usage
+# effectiveness, {glue:text}`pue:.2f` (Uptime Institute's survey of
+# {glue:text}`pue_period`; a hyperscaler's fleet reports {glue:text}`pue_lo:.2f`): an upper
+# bound, as a desk machine's peak draw is. The cache is kept in 16 bits everywhere, as in
+# chapter 8.
 
 # %% tags=["remove-cell"]
-one = costs.cost_table(w, 1, usage)
-many = costs.cost_table(w, None, usage)
-o1, om = one.set_index("option"), many.set_index("option")
-for key, name in {"spark": "DGX Spark", "m3": "M3 Ultra", "pro": "RTX PRO 6000 Blackwell",
-                  "h100": "H100 SXM (rented)"}.items():
-    glue(f"b1_{key}", o1.loc[name, "usd_per_mtok"])
-    glue(f"best_{key}", om.loc[name, "usd_per_mtok"])
-glue("best_b200", om.loc["B200 (rented)", "usd_per_mtok"])
-glue("b1_speed_spark", o1.loc["DGX Spark", "per_user_tokens_per_s"])
-glue("b1_speed_h100", o1.loc["H100 SXM (rented)", "per_user_tokens_per_s"])
-glue("best_users_h100", int(om.loc["H100 SXM (rented)", "users"]))
-glue("best_users_spark", int(om.loc["DGX Spark", "users"]))
-glue("best_users_m3", int(om.loc["M3 Ultra", "users"]))
-glue("best_speed_spark", om.loc["DGX Spark", "per_user_tokens_per_s"])
-glue("best_speed_h100", om.loc["H100 SXM (rented)", "per_user_tokens_per_s"])
-holds = many[many["fits"] & (many["kind"] != "api")]
-glue("n_ways", len(holds))
-glue("n_below_api", int((holds["usd_per_mtok"] < om.loc[costs.API, "usd_per_mtok"]).sum()))
-glue("api_mid", o1.loc[costs.API, "usd_per_mtok"])
-glue("api_low", o1.loc[costs.API, "usd_per_mtok_low"])
-glue("api_high", o1.loc[costs.API, "usd_per_mtok_high"])
+sources = service.sources()
+glue("read_wpm", sources["silent_reading_rate"]["value"])
+glue("words_per_token", sources["words_per_token"]["value"])
+mlperf = tables.row("mlperf_datasets", "benchmark_model", "llama2-70b-99")
+glue("mlperf_tpot_ms", float(mlperf["tpot_limit_server_ms"]))
+glue("mlperf_ttft_s", float(mlperf["ttft_limit_server_ms"]) / 1000)
+glue("mlperf_speed", 1000 / float(mlperf["tpot_limit_server_ms"]))
+spark_most = om.loc["DGX Spark"]
+glue("spark_most_users", int(spark_most["users"]))
+glue("spark_most_speed", spark_most["per_user_tokens_per_s"])
+glue("spark_most_first", spark_most["first_token_s"])
+glue("spark_most_usd", spark_most["usd_per_mtok"])
+
+# %% [markdown]
+# (sec-cost-service-level)=
+# ## A service level
+#
+# Serving more users at once makes each token cheaper, and each user's stream slower and
+# first token later. Priced at as many users as its memory holds, a DGX Spark makes a
+# million tokens for {glue:text}`spark_most_usd:.2f` dollars, but for
+# {glue:text}`spark_most_users:d` users each reading {glue:text}`spark_most_speed:.1f`
+# tokens a second, the last of them waiting {glue:text}`spark_most_first:,.0f` s for a
+# first token: a price nobody would pay it. The chapter prices each way at the largest
+# number of users it serves within a service level instead, stated here:
+#
+# - **Speed per user: no slower than reading.** Adults read English non-fiction silently
+#   at {glue:text}`read_wpm:.0f` words a minute (a meta-analysis of published studies
+#   {cite}`brysbaert2019reading`), and a token of English is about
+#   {glue:text}`words_per_token:.2f` words {cite}`openai_tokens_help`: a stream slower than
+#   {glue:text}`lvl_speed:.1f` tokens a second makes its reader wait for words. MLPerf's
+#   Server scenario for Llama 2 70B asks for much the same, a time per output token within
+#   {glue:text}`mlperf_tpot_ms:.0f` ms ({glue:text}`mlperf_speed:.0f` tokens a second) at
+#   the 99th percentile {cite}`mlperf_inference_rules`.
+# - **First token: within {glue:text}`lvl_first:.0f` s.** About ten seconds is the limit
+#   for keeping a user's attention on a dialogue; past it users turn to other things
+#   {cite}`nielsen_response_times`. MLPerf's Server limit is far tighter,
+#   {glue:text}`mlperf_ttft_s:.0f` s for prompts a tenth of this chapter's; a reader who
+#   wants it sets it in the calculator.
+#
+# The speed is the mean a stream sees while its answer is written. The first token is the
+# slowest user's: on a desk machine, which prefills one prompt at a time, the last of a
+# round of prompts; on a rented engine, the 99th percentile under random arrivals at the
+# rate it serves (chapter 9's model). Both numbers are the book's choices from these
+# sources, and both are sliders in the calculator.
+
+# %% [markdown]
+# (sec-cost-service)=
+# ## A million tokens of Llama 3.3 70B, at the service level
+#
+# The chapter's workload: {glue:text}`head_model` at 8 bits, chapter 8's chat request
+# ({glue:text}`head_prompt:,d` tokens in, {glue:text}`head_output:,d` out), each way serving
+# as many users as it can at {glue:text}`lvl_speed:.1f` tokens a second each or faster, the
+# first token within {glue:text}`lvl_first:.0f` s. Dollars first: on a phone the other
+# columns scroll.
+
+# %% tags=["hide-input"]
+tables.styled(chapter.cost_display(served), "table-cost-service-level", chapter.COST_COLUMNS)
+
+# %% [markdown]
+# Within the service level, {glue:text}`n_lvl_ways:d` ways serve the model, and
+# {glue:md}`n_lvl_below_api` make a token for less than the API's median
+# blended price ({glue:text}`api_mid:.2f` dollars per million output tokens; its providers
+# run from {glue:text}`api_low:.2f` to {glue:text}`api_high:.2f`). The cheapest is
+# {glue:text}`lvl_best_way`, at {glue:text}`lvl_best_usd:.2f` dollars for
+# {glue:text}`lvl_best_users:d` users, the slowest of whom has a whole reply in
+# {glue:text}`lvl_best_reply:.0f` s; its range is the calibrated model's 90th-percentile
+# factor in MLPerf's Server scenario, x{glue:text}`lvl_best_p90:.2f` either way
+# (x{glue:text}`lvl_best_median:.2f` for half the rows). Of the desk machines,
+# {glue:md}`lvl_desk_ok`. The others miss the level even with one user:
+# {glue:md}`lvl_desk_miss`. A rented engine
+# holds so many users because its memory holds their caches and its arithmetic keeps every
+# stream above reading speed; a desk machine's slower memory makes even one stream of a
+# 70B model at 8 bits slower than a reader, or its slower arithmetic keeps the first token
+# waiting.
+
+# %% tags=["remove-cell"]
+m3_one = o1.loc["M3 Ultra"]
+glue("m3_1_speed", m3_one["per_user_tokens_per_s"])
+glue("m3_1_rate", m3_one["tokens_per_s"])
+glue("m3_1_first", m3_one["first_token_s"])
+glue("m3_1_reply", m3_one["latency_s"])
 glue("j1_spark", o1.loc["DGX Spark", "joules_per_token"])
 glue("j1_h100", o1.loc["H100 SXM (rented)", "joules_per_token"])
-glue("jbest_h100", om.loc["H100 SXM (rented)", "joules_per_token"])
-glue("jbest_b200", om.loc["B200 (rented)", "joules_per_token"])
-glue("best_chips_h100", int(om.loc["H100 SXM (rented)", "n_chips"]))
 too_small = one[~one["fits"]]["option"].tolist()
 glue("too_small", chapter.join(too_small, article=""))
-cheapest_one = one[one["kind"] != "api"].iloc[0]
-glue("cheapest_one", cheapest_one["option"])
-assert cheapest_one["usd_per_mtok"] > o1.loc[costs.API, "usd_per_mtok"]
-assert (one[(one["kind"] != "api") & one["fits"]]["usd_per_mtok"] >
-        o1.loc[costs.API, "usd_per_mtok_high"]).all()
-
-# %% tags=["hide-input"]
-COLUMNS = {"option": "Way", "as": "As", "users": "Users at once",
-           "tokens": "Output tokens/s (band)", "per_user": "Tokens/s per user",
-           "usd": "USD per million output tokens (band)", "joules": "Joules per token (band)",
-           "note": "Why not"}
-tables.styled(chapter.cost_display(one), "table-cost-one-user", COLUMNS)
+glue("api_providers", api_head["quotes"])
 
 # %% [markdown]
-# For one stream every way costs more per token than the API, whose providers' prices run
-# from {glue:text}`api_low:.2f` to {glue:text}`api_high:.2f` dollars (median
-# {glue:text}`api_mid:.2f`). The cheapest single stream is the {glue:text}`cheapest_one`'s, at
-# {glue:text}`b1_pro:.1f` dollars per million tokens for a card whose computer is not
-# priced; a DGX Spark's stream, about {glue:text}`b1_speed_spark:.1f` tokens per second,
-# costs {glue:text}`b1_spark:.0f`. A rented H100 streams {glue:text}`b1_speed_h100:.0f`
-# tokens per second for {glue:text}`b1_h100:.0f` dollars per million: it is paid by the hour
-# and one stream leaves most of each hour's arithmetic unused. The {glue:text}`too_small`
-# cannot hold the model at all and are not priced. The energy follows the same pattern: a
-# token of one local stream on the DGX Spark takes about {glue:text}`j1_spark:.0f` joules
-# at the wall, one on a rented H100 {glue:text}`j1_h100:.0f` joules at its rated power.
+# (sec-cost-one-user)=
+# ## One user at a time
 #
-# Now each way serves as many users as it can hold:
+# The same workload, one user at a time (the calibrated model's static band on the rented
+# rows):
 
 # %% tags=["hide-input"]
-tables.styled(chapter.cost_display(many), "table-cost-best-batch", COLUMNS)
+tables.styled(chapter.cost_display(one), "table-cost-one-user", chapter.COST_COLUMNS)
 
 # %% [markdown]
-# Every way's token gets cheaper, since one read of the weights now serves every user: a rented H100 engine ({glue:text}`best_chips_h100:d`
-# GPUs, the size that makes the most tokens per GPU here) serving
-# {glue:text}`best_users_h100:d` users makes a million tokens for
-# {glue:text}`best_h100:.2f` dollars, and a B200 engine for {glue:text}`best_b200:.2f`,
-# below the API's median. A DGX Spark serving {glue:text}`best_users_spark:d` users costs
-# {glue:text}`best_spark:.2f`, an M3 Ultra Mac Studio, whose {glue:text}`m3_gb:.0f` GB hold
-# only {glue:text}`best_users_m3:d` users within its default GPU limit, {glue:text}`best_m3:.2f`. But the speed each user
-# sees falls with the batch: {glue:text}`best_speed_spark:.1f` tokens per second on the
-# Spark, {glue:text}`best_speed_h100:.1f` on the H100 engine. The energy per token falls with
-# it, to {glue:text}`jbest_h100:.2f` joules on the H100 GPUs and {glue:text}`jbest_b200:.2f` on
-# the B200 GPUs at their rated power.
+# For one stream every way costs more than the dearest of the
+# {glue:text}`api_providers:d` API providers' blended prices ({glue:text}`api_high:.2f`),
+# but one local stream is not the dearest way to get a token. Per million output tokens:
+# {glue:md}`one_list`. The dearest single stream bought or rented on demand is
+# {glue:text}`one_dearest`'s; a stream on a GPU rented on demand costs
+# {glue:text}`rent1_lo:.1f` to {glue:text}`rent1_hi:.1f`, more than one on
+# {glue:md}`one_below_rent`, since it is paid by the hour and one stream leaves most of each
+# hour's arithmetic unused; a contract that pays every hour is dearer still for one stream
+# used {glue:text}`hours:.0f` hours a day. The
+# {glue:text}`too_small` cannot hold the model at all and are not priced.
 #
-# ## The trade a buyer makes
-#
-# Cost per token and speed per user pull against each other: more users at once make each
-# token cheaper and each stream slower. Each line below is one way of getting tokens as its
-# batch grows from one user to as many as it holds; the API is a price, not a speed, and is
-# drawn across.
+# Two speeds stand in the table because a user sees two things. The decode speed is how
+# fast the answer streams once it has begun: {glue:text}`m3_1_speed:.1f` tokens a second on
+# the M3 Ultra. The output rate counts the whole request, the prompt's prefill included:
+# the M3 Ultra spends {glue:text}`m3_1_first:.1f` s on the {glue:text}`head_prompt:,d`-token
+# prompt before the first token, so over the whole reply of {glue:text}`m3_1_reply:.0f` s it
+# makes {glue:text}`m3_1_rate:.1f` tokens a second, and that rate is what the cost divides
+# by. The energy follows the same pattern: a token of one local stream on the DGX Spark
+# takes about {glue:text}`j1_spark:.0f` joules at the wall, one on a rented H100 engine
+# {glue:text}`j1_h100:.0f` joules, its server's share and the data center's overhead
+# counted.
 
 # %% tags=["remove-cell"]
 curves = costs.compare.trade_curves(w, usage)
-api_head = prices.api_price(w.model, w.prompt_tokens, w.output_tokens)
 speed = 20.0
 at_speed = costs.compare.cheapest_at_speed(curves, speed)
 glue("speed", speed)
 glue("at_speed_option", f"rented {at_speed['option'].removesuffix(' (rented)')} engine "
-                        f"({counted(int(at_speed['n_chips']), 'GPU')})"
+                        f"({count(int(at_speed['n_chips']), 'GPU')})"
      if at_speed["kind"] == "rented" else at_speed["option"])
 glue("at_speed_cost", at_speed["usd_per_mtok"])
 glue("at_speed_users", int(at_speed["users"]))
@@ -366,17 +601,28 @@ glue_markdown("desk_at_speed", (
     f"{fastest['option']}'s with one user, gets {fastest['per_user_tokens_per_s']:.0f} tokens "
     f"per second"))
 
+# %% [markdown]
+# ## The trade a buyer makes
+#
+# Cost per token and speed per user pull against each other: more users at once make each
+# token cheaper and each stream slower. Each line below is one way of getting tokens as its
+# batch grows from one user to as many as it holds, named at its cheapest end; the API is a
+# price, not a speed, and is drawn across.
+
 # %% tags=["hide-input"]
 napkin.Figure(
     name="fig-cost-trade",
     chart=charts.trade(
         curves, api_head, "Cheaper tokens, slower streams",
-        [f"{w.model} at {w.weight_format}, {w.prompt_tokens:,} in, {w.output_tokens:,} out",
-         f"bought: {usage.hours_per_day:.0f} h/day for {usage.life_years:.0f} years; "
-         f"dashed: rented"]),
+        [f"{w.model}, {costs.desk_format(w.weight_format)} bought, "
+         f"{w.weight_format} rented",
+         f"{w.prompt_tokens:,} tokens in, {w.output_tokens:,} out",
+         f"bought: {usage.hours_per_day:.0f} h/day, {usage.life_years:.0f} years",
+         "dashed: rented on demand"]),
     caption="Dollars per million output tokens against the tokens per second each user sees, "
-            "one line per way of serving as the users at once grow (bought: solid, rented: "
-            "dashed), and the API's median quoted price with its providers' spread (shaded).",
+            "one line per way of serving as the users at once grow (bought: solid, rented on "
+            "demand: dashed; each way its own colour and point shape, named at its cheapest "
+            "end), and the API's median blended price with its providers' spread (shaded).",
     source=f"napkin.costs.compare.trade_curves: napkin.predict (rented), napkin.buying "
            f"(bought); prices from data/gpu_rental_prices.csv, machine_prices.csv and "
            f"api_prices.csv, read {prices.span_text(when['day'])}.",
@@ -389,49 +635,62 @@ napkin.Figure(
 # {glue:text}`at_speed_option`, at {glue:text}`at_speed_cost:.2f` dollars per million tokens
 # for {glue:text}`at_speed_users:d` users. {glue:md}`desk_at_speed`. The buyer's trade is
 # therefore less a desk against a datacenter than a batch against a stream, and the API's
-# price sits below every single stream.
+# blended price sits below every single stream.
 #
 # ## When buying breaks even
 #
 # Hours of use a day above which a bought machine makes tokens cheaper than the cheapest
-# rented GPU serving the same users, and than the API (equation {eq}`eq-breakeven`;
-# "never": not within a day). One user, then as many as each machine holds:
+# GPU rented on demand for the same users, and than the API's median blended price
+# (equation {eq}`eq-breakeven`; "never": not within a day); beside them, for one user, the
+# machine's cost against the cheapest GPU on a one-year contract at the same
+# {glue:text}`hours:.0f` hours a day (equation {eq}`eq-cost-committed`). One user, then as
+# many as each machine serves at the service level:
 
 # %% tags=["remove-cell"]
-be_one = costs.breakeven_table(w, 1, usage, table=one)
-be_many = costs.breakeven_table(w, None, usage, table=many)
-b1, bm = be_one.set_index("option"), be_many.set_index("option")
+b1, bl = be_one.set_index("option"), be_lvl.set_index("option")
 glue("be1_rent_pro", b1.loc["RTX PRO 6000 Blackwell", "hours_to_beat_renting"])
 glue("be1_rent_spark", b1.loc["DGX Spark", "hours_to_beat_renting"])
 glue("be1_rent_ref", be_one["rented_reference"].iloc[0].removesuffix(" (rented)"))
-glue("bem_api_spark", bm.loc["DGX Spark", "hours_to_beat_api"])
-glue("bem_api_pro", bm.loc["RTX PRO 6000 Blackwell", "hours_to_beat_api"])
-glue("bem_api_m3", bm.loc["M3 Ultra", "hours_to_beat_api"])
-glue("bem_rent_ref", be_many["rented_reference"].iloc[0].removesuffix(" (rented)"))
-never_rent = be_many[be_many["hours_to_beat_renting"] == float("inf")]["option"].tolist()
-glue("never_rent_many", chapter.join(never_rent))
-assert never_rent and (be_one["hours_to_beat_api"] == float("inf")).all()
-assert (bm.loc[["DGX Spark", "RTX PRO 6000 Blackwell", "M3 Ultra"], "hours_to_beat_api"] <
-        float("inf")).all()
+glue("be1_commit_ref", be_one["committed_reference"].iloc[0].split(" (")[0])
+glue("be1_commit_usd", be_one["committed_usd_per_mtok"].iloc[0])
+cheaper_commit = be_one[be_one["cheaper_than_committed"]]["option"].tolist()
+glue_markdown("be1_below_commit", (
+    "every bought machine that holds the model makes a single stream's token for less"
+    if len(cheaper_commit) == len(be_one) else
+    f"{chapter.join(cheaper_commit)} make a single stream's token for less"))
+pro_lvl = bl.loc["RTX PRO 6000 Blackwell"]
+glue("bel_api_pro", pro_lvl["hours_to_beat_api"])
+glue("bel_pro_usd", pro_lvl["usd_per_mtok"])
+glue("bel_rent_ref", be_lvl["rented_reference"].iloc[0].removesuffix(" (rented)"))
+glue("bel_rent_usd", be_lvl["rented_usd_per_mtok"].iloc[0])
+glue("bel_commit_usd", be_lvl["committed_usd_per_mtok"].iloc[0])
+assert (be_one["hours_to_beat_api"] == float("inf")).all()
+assert pro_lvl["hours_to_beat_renting"] == float("inf") and not pro_lvl["cheaper_than_committed"]
+assert pro_lvl["hours_to_beat_api"] < float("inf")
 
 # %% tags=["hide-input"]
-tables.styled(chapter.breakeven_display(be_one, be_many), "table-cost-breakeven", {
-    "option": "Bought machine", "rent_1": "Beats renting, one user (h/day)",
-    "api_1": "Beats the API, one user (h/day)", "users_many": "Users it holds",
-    "rent_many": "Beats renting, each at its full batch (h/day)",
-    "api_many": "Beats the API, that many users (h/day)"})
+tables.styled(chapter.breakeven_display(be_one, be_lvl), "table-cost-breakeven", {
+    "option": "Bought machine", "rent_1": "One user: beats renting on demand (h/day)",
+    "api_1": "One user: beats the API's blended price (h/day)",
+    "committed_1": f"One user: USD per million vs a one-year contract, "
+                   f"{usage.hours_per_day:.0f} h/day",
+    "users_level": "Service level: users", "rent_level": "Service level: beats renting (h/day)",
+    "api_level": "Service level: beats the API (h/day)"})
 
 # %% [markdown]
-# For one stream, a bought machine beats renting the cheapest GPU for the same stream
-# (a {glue:text}`be1_rent_ref`) from about {glue:text}`be1_rent_pro:.1f` hours a day for the
-# {glue:text}`pro_name` card to {glue:text}`be1_rent_spark:.0f` for the DGX Spark: a rented
-# GPU idles through one stream too, and is paid by the hour. Against the API, no bought
-# machine ever breaks even on one stream. Served to as many users as they hold, they do:
-# the DGX Spark above {glue:text}`bem_api_spark:.1f` hours a day, the
-# {glue:text}`pro_name` card above {glue:text}`bem_api_pro:.1f` and the M3 Ultra above
-# {glue:text}`bem_api_m3:.1f`, at speeds per user the previous chart shows. Against a
-# rented {glue:text}`bem_rent_ref` engine serving its own full batch,
-# {glue:text}`never_rent_many` never do.
+# For one stream, a bought machine beats renting the cheapest GPU on demand for the same
+# stream (a {glue:text}`be1_rent_ref`) from about {glue:text}`be1_rent_pro:.1f` hours a day
+# for the {glue:text}`pro_name` card to {glue:text}`be1_rent_spark:.0f` for the DGX Spark:
+# a rented GPU idles through one stream too, and is paid by the hour. A one-year contract
+# is dearer still for one stream used {glue:text}`hours:.0f` hours a day
+# ({glue:text}`be1_commit_usd:.0f` dollars per million tokens on an
+# {glue:text}`be1_commit_ref`), since it pays the hours nobody uses:
+# {glue:md}`be1_below_commit`. Against the API, no bought machine
+# ever breaks even on one stream. At the service level the {glue:text}`pro_name` card
+# ({glue:text}`bel_pro_usd:.2f` dollars per million) beats the API's blended price above
+# {glue:text}`bel_api_pro:.1f` hours a day, but never a {glue:text}`bel_rent_ref` engine
+# rented on demand at the same level ({glue:text}`bel_rent_usd:.2f`), and not an H100
+# engine on a one-year contract either ({glue:text}`bel_commit_usd:.2f`).
 
 # %% tags=["remove-cell"]
 check = energy.check()
@@ -458,19 +717,8 @@ glue("moe_big_step", -moe_big["step_error"].median())
 assert moe_big["step_error"].median() < 0
 shown = ["Llama-3.3-70B", "Llama-3.1-70B", "Llama-3.1-8B", "gpt-oss-120b", "gpt-oss-20b"]
 
-# %% tags=["remove-cell"]
-local = power.local_stream_energy()
-glue("ls_n", len(local))
-glue("ls_lo", local["joules_per_token"].min())
-glue("ls_hi", local["joules_per_token"].max())
-dc = tables.load("mlenergy_llm")
-dc = dc[(dc["model"] == "Llama-3.3-70B") & (dc["gpu"] == "H100")]
-dc = dc.iloc[(dc["mean_batch"] - 256).abs().argmin()]
-glue("dc_j", dc["energy_J_per_token"])
-glue("dc_batch", dc["mean_batch"])
-glue("dc_ratio", local["joules_per_token"].min() / dc["energy_J_per_token"])
-
 # %% [markdown]
+# (sec-cost-energy)=
 # ## Energy per token, and how wrong the model is
 #
 # The energy model is equation {eq}`eq-energy`: the step time of the calibrated model times
@@ -525,39 +773,44 @@ tables.styled(chapter.error_display(summary.reset_index()), "table-cost-energy-e
 # should read the model's energy for large batches of a mixture of experts as a floor.
 #
 # For desk machines the only measured energy is whole-system: Geerling measured the wall
-# power and the rate of one stream of Llama 3.1 70B on {glue:text}`ls_n:d` of them, which puts one local
-# token at {glue:text}`ls_lo:.0f` to {glue:text}`ls_hi:.0f` joules (peak power over the
-# mean rate, so an upper bound), against {glue:text}`dc_j:.2f` joules for a token of a
-# measured H100 server at a batch of {glue:text}`dc_batch:.0f` (GPU only, so a lower one):
-# some {glue:text}`dc_ratio:.0f` times less.
-
+# power and the rate of one stream of Llama 3.1 70B on {glue:text}`ls_n:d` of them, which
+# puts one local token at {glue:text}`ls_lo:.0f` to {glue:text}`ls_hi:.0f` joules (peak
+# power over the mean rate, so an upper bound). ML.ENERGY measured {glue:text}`dc_j:.2f`
+# joules of GPU energy for a token of a {glue:text}`dc_gpus:d`-GPU H100 server serving
+# Llama 3.3 70B at a batch of {glue:text}`dc_batch:.0f`; set against the wall, that ratio,
+# {glue:text}`dc_ratio_gpu:.0f` to one, compares a whole machine with its GPUs alone and
+# overstates the gap. Counted like with like, the GPUs' measured power plus their share of
+# the rest of the server at its maximum input (CPUs, NICs, switches, fans: the DGX H100's
+# {glue:text}`node_kw:.1f` kW less {glue:text}`node_gpu_kw:.1f` kW of GPUs) times the data
+# center's PUE of {glue:text}`pue:.2f` {cite}`uptime_pue_2023`, the server's token takes
+# {glue:text}`dc_wall_j:.2f` joules from the grid, an upper bound as the desk figure is: one
+# local stream's token takes some {glue:text}`dc_ratio:.0f` to
+# {glue:text}`dc_ratio_hi:.0f` times as much. The tables' rented rows are counted the same
+# way (a DGX B200's maximum is {glue:text}`b200_node_kw:.1f` kW {cite}`nvidia_dgx_b200_guide`).
 # %% [markdown]
+# (sec-cost-essay-sentence)=
 # ## The essay's per-token sentence
 #
 # "A provider amortises that read across hundreds of users, which is how per-token prices
 # land where they do." The measured servers test it without the book's model: price
 # ML.ENERGY's measured rates of Llama 3.3 70B at the median rental quote of the GPUs they ran
 # on, and set the cost per million output tokens beside the APIs' output price (the output
-# price alone: a provider is also paid for the input tokens, so this is the harder test).
+# price alone, not the blended price the rest of the chapter uses: a provider is also paid
+# for the input tokens, so this is the harder test).
 
 # %% tags=["remove-cell"]
-runs = chapter.measured_serving()
 quote_span = prices.span_text([d for c in runs["chip"].unique()
                                for d in prices.rental_quotes(c)["day"]])
-out_price = prices.api_quotes("Llama-3.3-70B")["output_usd_per_mtok"]
 out_api = {"median": float(out_price.median()), "low": float(out_price.min()),
            "high": float(out_price.max()),
            "providers": ", ".join(prices.api_quotes("Llama-3.3-70B")["provider"])}
 first = runs.sort_values("mean_batch").groupby("engine").first()
 glue("h100_b8", first.loc["4 x H100", "usd_per_mtok"])
+glue("dense_up_to", page.DENSE_UP_TO)
 glue("n_h100_engine", int(first.loc["4 x H100", "n_gpus"]))
 glue("n_b200_engine", int(first.loc["2 x B200", "n_gpus"]))
 glue("b200_b8", first.loc["2 x B200", "usd_per_mtok"])
 glue("min_batch", first["mean_batch"].min())
-glue("out_median", out_api["median"])
-be = runs[runs["usd_per_mtok"] <= out_api["median"]].groupby("engine")["mean_batch"].min()
-glue("be_h100", be["4 x H100"])
-glue("be_b200", be["2 x B200"])
 amortised = errata.erratum("per_token_prices_amortised")
 stream = errata.erratum("one_local_stream_not_cheap")
 assert amortised.conclusion_holds and stream.conclusion_holds
@@ -569,12 +822,13 @@ glue_markdown("erratum_stream", f"**{stream.topic}** ({stream.verdict}): {stream
 napkin.Figure(
     name="fig-cost-measured-serving",
     chart=charts.measured_cost(
-        runs, out_api, "Measured servers reach API prices",
+        runs, out_api, "Measured servers reach the APIs' output price",
         ["Llama 3.3 70B, BF16, ML.ENERGY's chat runs", "GPUs at their median rental quote",
          f"(read {quote_span})"]),
     caption="Dollars per million output tokens of ML.ENERGY's measured vLLM runs against the "
             "sequences in flight, each GPU at its median on-demand rental quote, and the APIs' "
-            "median output price for the same model with its providers' spread (shaded).",
+            "median output price (input tokens not counted) for the same model with its "
+            "providers' spread (shaded).",
     source=f"data/mlenergy_llm.csv (ML.ENERGY leaderboard data of "
            f"{prices.span_text(map(prices.day, runs['date']))}), data/gpu_rental_prices.csv "
            f"(read {quote_span}), data/api_prices.csv (read "
@@ -585,7 +839,8 @@ napkin.Figure(
 # At a batch of {glue:text}`min_batch:.0f` a million tokens cost {glue:text}`h100_b8:.2f`
 # dollars on {glue:text}`n_h100_engine:d` rented H100 GPUs and {glue:text}`b200_b8:.2f` on
 # {glue:text}`n_b200_engine:d` B200 GPUs, many times the
-# APIs' median output price of {glue:text}`out_median:.2f`. The cost reaches that price at
+# APIs' median output price of {glue:text}`out_median:.2f` (the output price alone; the
+# blended price of the chapter's request is {glue:text}`api_mid:.2f`). The cost reaches that price at
 # a batch of about {glue:text}`be_b200:.0f` sequences on the B200 GPUs and
 # {glue:text}`be_h100:.0f` on the H100 GPUs: hundreds of users per read of the weights, as the
 # essay says. The errata page records both of the essay's money claims:
@@ -596,13 +851,18 @@ napkin.Figure(
 # %% [markdown]
 # ## A calculator
 #
-# Choose a workload and the users served at once, then set the hours a day, the electricity
-# price and the years a bought machine lasts. Every cost, energy and break-even figure is
+# Choose a workload and a service level (the speed each user must see and the longest
+# wait for the first token), then the hours a day, the electricity price and the years a
+# bought machine lasts. Each way is priced at the cheapest load whose users all get that
+# level; under it, in words, are its users, their speed, the slowest user's first token
+# and whole reply, its energy per token, and for a bought machine the hours a day above
+# which it beats renting on demand and the API. Every cost, energy and break-even figure is
 # computed in the page from the same formulas as the tables above (a test renders the page
-# and checks it against `napkin.costs` on a grid); the throughputs are the library's, since
-# the step model does not run in a page. Hover over a way for its speed per user, its energy
-# per token, the hours a day at which buying it beats renting and the API, and the dates of
-# its prices.
+# and checks it against `napkin.costs` on a grid of settings); the throughputs are the
+# library's, computed for every number of users up to
+# {glue:text}`dense_up_to:d` and on a log-spaced grid beyond (on every engine size for a
+# rented GPU), since the step model does not run in a page: away from the book's default
+# level the page may stop a few users short of the largest load.
 
 # %% tags=["hide-input"]
 calc_presets = page.presets()
@@ -611,9 +871,11 @@ napkin.Figure(
     chart=charts.calculator(page.rows(calc_presets), calc_presets, (elec_lo, elec_hi),
                             start={"hours": usage.hours_per_day, "life": usage.life_years,
                                    "elec": round(usage.usd_per_kWh, 2)}),
-    caption="Dollars per million output tokens of every way to serve the chosen workload to "
-            "the chosen number of users: the middle estimate (dot) and the model's band "
-            "(line); ways that cannot hold it are left out.",
+    caption="Dollars per million output tokens of every way to serve the chosen workload at "
+            "the chosen service level, each at the cheapest load whose users all get it: the "
+            "middle estimate (point) and the model's band (line), with the load, the wait "
+            "and the break-even hours written under each; ways that cannot serve it at that "
+            "level are left out.",
     source=f"napkin.costs.page over napkin.predict and napkin.buying; prices from data/ "
            f"(read {prices.span_text(when['day'])}).",
 )
@@ -623,19 +885,21 @@ napkin.Figure(
 #
 # - **A bought machine's other costs.** Only its price and its electricity while it
 #   generates are counted: not the host computer a graphics card needs, not idle power (a
-#   machine left on all day draws some), not cooling, not resale. A rented GPU's price
-#   includes all of these for the hours it is rented.
-# - **Whether the batch exists.** The cheapest rows serve as many users as memory holds; a
-#   desk machine or a rented GPU is only that cheap if that many requests arrive at once.
-#   The API's price holds for one request.
+#   machine left on all day draws some), not resale. A GPU rented on demand includes all of
+#   these for the hours it is rented.
+# - **Whether the users exist.** A way is priced at as many users as it serves within the
+#   service level; it is only that cheap if that many requests arrive together. The API's
+#   price holds for one request.
 # - **What each price buys.** API providers serve the model at weight formats they do not
 #   always state, with rate limits, and some cache prompts, which makes repeated input
-#   cheaper. A 4-bit model on a desk is not the same model as an 8-bit one behind an API.
+#   cheaper. A 4-bit model on a desk is not the same model as an 8-bit one behind an API,
+#   and llama.cpp's Q8_0 is not a serving engine's FP8. The one-year contract rate is an
+#   index of GPU clouds' contracts from a secondary report, for the H100 only.
 # - **Power at a batch.** A desk machine's draw is the one measured for one stream; at a
 #   batch it draws more, toward its rating, and its energy per token is a little higher than
-#   shown.
-# - **The model's own errors.** The bands are the models' medians; chapter 9 and the
-#   energy check above give the tails.
+#   shown. A rented GPU is charged its server's maximum, a measured server draws less.
+# - **The model's own errors.** Each range is the band its row names; chapter 9 and the
+#   energy check above say how they were measured.
 #
 # Chapter 8 ranks machines for the essay's three buyers without their running costs; the
 # cost column it can show is `napkin.costs.cost_column`, the same arithmetic as this

@@ -103,6 +103,8 @@ def _offer(row: dict) -> str:
     text = (row["provider_or_vendor"] + " " + row["notes"]).lower()
     if "capacity block" in text or "reservation" in text:
         return "reserved (capacity block)"
+    if "one-year contract" in text:
+        return "committed, 1 year"
     if "spot" in row["provider_or_vendor"].lower():
         return "spot"
     if "marketplace" in text:
@@ -220,6 +222,7 @@ POWER_MACHINES = {
     "Apple Mac Studio (2025) M3 Ultra 32C CPU/80C GPU, 512GB, 16TB": "M3 Ultra",
     "Apple Mac Studio (2025)": "M3 Ultra",
     "Apple Mac Studio M3 Ultra 512GB": "M3 Ultra",
+    "NVIDIA DGX B200 (8 GPU system)": "8 x B200 (DGX)",
     "Framework Desktop (Ryzen AI Max+ 395)": "Strix Halo",
     "Framework Desktop Mainboard, Ryzen AI Max+ 395 128GB (GPU/CPU)": "Strix Halo",
     "Framework Mainboard 128GB (Ryzen AI Max+ 395), GPU": "Strix Halo",
@@ -238,6 +241,8 @@ POWER_METRICS = {
     "psu_max_continuous_W": ("power supply, maximum continuous", "power supply"),
     "wall_max_W (vendor)": ("vendor's maximum at the wall", "whole system at the wall"),
     "system_max_input_W": ("maximum input", "whole 8-GPU system"),
+    "system_typical_W (low end)": ("typical input, low end", "whole 8-GPU system"),
+    "system_typical_W (high end)": ("typical input, high end", "whole 8-GPU system"),
     "measured_W (wall, peak)": ("measured peak while generating", "whole system at the wall"),
     "measured_W (wall, idle)": ("measured at idle", "whole system at the wall"),
     "measured_W (reported, approx.)": ("reported while generating (approximate)",

@@ -881,6 +881,59 @@ def speculative_published(research: Path) -> list[dict]:
     return rows
 
 
+# -- chapter 10: acceptance by draft position ---------------------------------------------------
+
+_POSITIONS = re.compile(r"(\d)-a=([0-9.]+)")
+_RANGE = re.compile(r"(\d+)%-(\d+)%")
+#: Medusa's heads, each on its own: top-1 accuracy of head k (the token k + 1 ahead) at the
+#: end of training, read from the run log the Medusa repository publishes beside its paper
+#: (the 33B run is marked failed there and is left out).
+MEDUSA_ACC = ("https://github.com/FasterDecoding/Medusa/blob/"
+              "5d374e9bf99f7bf6438cb40a4e0c2c29ff9ed7f7/assets/medusa_acc.csv")
+MEDUSA_TOP1 = {"Vicuna-7B-v1.3": (0.5604, 0.3164, 0.2010, 0.1474, 0.1175),
+               "Vicuna-13B-v1.3": (0.5939, 0.3397, 0.2161, 0.1500, 0.1223)}
+
+
+def speculative_acceptance_by_position(research: Path) -> list[dict]:
+    """Acceptance by draft position, where a source publishes it: EAGLE's Table 2 (the chance
+    the n-th drafted token of a chain is accepted, given the ones before it were), DeepSeek-V3's
+    report (its one MTP token), from the research copy's notes; Medusa's heads on their own,
+    from the repository's run log (``MEDUSA_TOP1``)."""
+    rows = []
+    for r in read(SPECULATIVE_RESEARCH):
+        url = _speculative_url(r["source"])
+        base = {"source": r["source"], "method": r["method"], "target_model": r["target_model"],
+                "temperature": r["temperature"], "dataset": r["dataset"]}
+        found = _POSITIONS.findall(r["notes"] or "")
+        if "per-position acceptance rates (chain draft)" in (r["notes"] or "") and found:
+            for n, a in found:
+                rows.append({**base, "draft_position": int(n) + 1, "acceptance_low": float(a),
+                             "acceptance_high": float(a),
+                             "definition": "given the earlier drafted tokens were accepted",
+                             "notes": f"{n}-alpha of the paper (n = {n} drafted features in "
+                                      "the input)", "date": r["date"], "source_url": url})
+        stated = _RANGE.search(r["notes"] or "")
+        if "DeepSeek-V3 Technical Report" in r["source"] and stated:
+            rows.append({**base, "draft_position": 1,
+                         "acceptance_low": int(stated.group(1)) / 100,
+                         "acceptance_high": int(stated.group(2)) / 100,
+                         "definition": "given the earlier drafted tokens were accepted",
+                         "notes": "the second-token prediction (one MTP module, one drafted "
+                                  "token); the report states a range",
+                         "date": r["date"], "source_url": url})
+    for model, top1 in MEDUSA_TOP1.items():
+        for n, a in enumerate(top1, start=1):
+            rows.append({"source": "Medusa repository, assets/medusa_acc.csv (run log)",
+                         "method": "Medusa-1 heads", "target_model": model, "temperature": "",
+                         "dataset": "training data (ShareGPT), end of training",
+                         "draft_position": n, "acceptance_low": a, "acceptance_high": a,
+                         "definition": "the head's own top-1 accuracy, whatever the earlier "
+                                       "heads guessed",
+                         "notes": f"train/medusa{n - 1}_top1", "date": "2023-08 (run log); "
+                         "read 2026-12-01", "source_url": MEDUSA_ACC})
+    return rows
+
+
 TABLES = {
     **curate_costs.TABLES,
     "hardware_specs.csv": hardware,
@@ -901,6 +954,7 @@ TABLES = {
     "mlperf_datasets.csv": mlperf_datasets,
     "mlperf_system_configs.csv": mlperf_system_configs,
     "speculative_published.csv": speculative_published,
+    "speculative_acceptance_by_position.csv": speculative_acceptance_by_position,
 }
 
 

@@ -270,7 +270,28 @@ def test_default_gpu_limit_of_a_mac():
     assert limits[limits["kind"] == "measured"]["fraction"].between(0.6, 0.9).all()
     with pytest.raises(ValueError, match="memory_GiB"):
         buying.mac_default_gpu_fraction(0)
-    assert buying.machine("H100 SXM").gpu_limit_bytes is None
+    assert buying.machine("A100 SXM").gpu_limit_bytes is None       # reports all 80 GiB
+
+
+def test_what_the_operating_system_keeps_is_reserved_before_sizing_users():
+    """Off a Mac, the GPU may use what the driver or the operating system reports (Linux's
+    MemTotal on a DGX Spark, nvidia-smi on an H100), and no setting lifts it."""
+    spark = buying.machine("DGX Spark")
+    visible = hardware.chip("DGX Spark").specs["driver_visible_memory_MiB"] * 2**20
+    assert spark.capacity_bytes == 128 * GiB and spark.usable_bytes == pytest.approx(visible)
+    assert spark.usable_bytes / GiB == pytest.approx(121.7, abs=0.05)
+    assert spark.raisable_bytes == spark.usable_bytes
+    assert "reported by the driver or the operating system" in spark.gpu_limit_basis
+    assert [p[1] for p in spark.prices] == pytest.approx([visible])   # the priced 128 GB one
+    h100 = buying.machine("H100 SXM")
+    assert h100.usable_bytes == pytest.approx(81559 * 2**20)
+    many = buying.presets()["many users"]
+    e = buying.estimate(spark, buying.Workload("x", 2000, 500, 200, many.model, "Q8_0"))
+    assert not e["fits"] and not e["fits_after_raising"] and "iogpu" not in e["message"]
+    kv_user = e["kv_per_user_GiB"] * GiB
+    assert e["max_users"] == int((visible - e["weights_GiB"] * GiB) // kv_user)
+    mac = buying.machine("M3 Ultra")
+    assert mac.raisable_bytes == mac.capacity_bytes > mac.usable_bytes
 
 
 def test_a_mac_over_its_default_gpu_limit_is_not_ranked_as_fitting():

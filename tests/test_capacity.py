@@ -126,13 +126,11 @@ def test_decode_at_depth_falls_and_stops_fitting():
 
 
 def test_errata_of_the_kv_section():
-    found = errata.all_errata().set_index("topic")
-    mha = found.loc["Full multi-head attention: cache per token"]
-    assert mha["verdict"] == "unit slip" and mha["conclusion_holds"]
-    assert found.loc["GQA's cut in KV footprint and traffic", "verdict"] == "agrees"
-    assert found.loc["Llama 3.3 70B: batch 32 at 8k against an 80 GB H100", "conclusion_holds"]
-    per_token = found.loc["Llama 3.3 70B: KV cache per token at FP16"]
-    assert per_token["verdict"] == "agrees"
+    mha = errata.erratum("mha_per_token")
+    assert mha.verdict == "unit slip" and mha.conclusion_holds
+    assert errata.erratum("gqa_cut").verdict == "agrees"
+    assert errata.erratum("kv_batch_example").conclusion_holds
+    assert errata.erratum("kv_per_token").verdict == "agrees"
 
 
 def test_the_mac_counts_what_its_gpu_may_use_by_default():

@@ -22,19 +22,21 @@ def _bad_folders(tmp_path: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("command", [["figures"], ["measure", "--quick"], ["depth", "--quick"],
-                                     ["verify", "--quick"]])
+                                     ["verify", "--quick"], ["share"]])
 def test_an_unwritable_out_folder_is_one_line_before_any_work(command, tmp_path, capsys,
                                                               monkeypatch):
     import napkin.exports
     import napkin.measure.cli
     import napkin.measure.depth_cli
     import napkin.measure.verify_cli
+    import napkin.readers.cli
 
     def refuse(*args, **kwargs):
         raise AssertionError("the command started its work before checking --out")
 
     for module in (napkin.measure.cli, napkin.measure.depth_cli, napkin.measure.verify_cli):
         monkeypatch.setattr(module, "main", refuse)
+    monkeypatch.setattr(napkin.readers.cli, "share", refuse)
     monkeypatch.setattr(napkin.exports, "export_all", refuse)
     for bad in _bad_folders(tmp_path):
         assert main([*command, "--out", str(bad)]) == 2
@@ -52,6 +54,11 @@ def test_figures_to_an_unwritable_folder_prints_no_traceback():
     assert proc.stderr.strip().splitlines() == [
         "error: --out /proc/nope: cannot write there (No such file or directory); "
         "give a folder you can write to"]
+
+
+def test_a_folder_given_as_a_file_is_one_line(capsys):
+    assert main(["share", "/etc"]) == 1
+    assert capsys.readouterr().err == "error: /etc: Is a directory\n"
 
 
 def test_an_error_while_running_is_one_line(tmp_path, capsys, monkeypatch):

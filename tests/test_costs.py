@@ -4,6 +4,7 @@ bad input, the energy check's bookkeeping, and the in-page calculator against th
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
 
@@ -11,8 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from napkin import buying, costs, tables
-from napkin.costs import compare, energy, model, page, power, prices, throughput
+from napkin import buying, catalog, costs, kvcache, models, tables
+from napkin.costs import chapter, compare, energy, model, page, power, prices, service, throughput
+from napkin.prose import count
+from napkin.units import GiB
 
 W70 = buying.Workload("chat", 2000, 500, 1, "Llama-3.3-70B", "FP8")
 USAGE = costs.Usage(hours_per_day=10, life_years=1, usd_per_kWh=0.2)
@@ -185,10 +188,12 @@ def test_a_rented_and_an_owned_row_follow_the_formulas():
     assert h["usd_per_hour"] == pytest.approx(h["n_chips"] * quote["median"])
     assert h["usd_per_mtok"] == pytest.approx(h["usd_per_hour"] / 3600 * 1e6 / h["tokens_per_s"])
     assert h["usd_per_mtok_low"] < h["usd_per_mtok"] < h["usd_per_mtok_high"]
-    # the rented band is the held-out error: cost x (1 - m) to cost x (1 + m)
-    m = throughput.band()
-    assert h["usd_per_mtok_low"] == pytest.approx(h["usd_per_mtok"] * (1 - m))
-    assert h["usd_per_mtok_high"] == pytest.approx(h["usd_per_mtok"] * (1 + m))
+    # one user is a static batch of one: its band is that scenario's cross-validated
+    # 90th-percentile factor, cost / f to cost x f
+    f = throughput.band(throughput.band_scenario(1))["p90"]
+    assert throughput.band_scenario(1) == "static" and throughput.band_scenario(8) == "offline"
+    assert h["usd_per_mtok_low"] == pytest.approx(h["usd_per_mtok"] / f)
+    assert h["usd_per_mtok_high"] == pytest.approx(h["usd_per_mtok"] * f)
     s = t.set_index("option").loc["DGX Spark"]
     per_s = s["price_usd"] / (365 * 10 * 3600) + s["power_W"] * 0.2 / 3.6e6
     assert s["usd_per_mtok"] == pytest.approx(per_s * 1e6 / s["tokens_per_s"])
@@ -237,13 +242,172 @@ def test_the_energy_model_is_rated_power_times_step_over_batch():
     assert s.loc["dense", "n"] + s.loc["mixture of experts", "n"] == len(c)
 
 
+# -- the service level -----------------------------------------------------------------------
+
+LEVEL = service.chat()
+
+
+def test_the_default_service_level_is_reading_speed_and_the_attention_limit():
+    src = service.sources()
+    assert service.reading_tokens_per_s() == pytest.approx(
+        src["silent_reading_rate"]["value"] / src["words_per_token"]["value"] / 60)
+    assert service.reading_tokens_per_s() == pytest.approx(238 / 0.75 / 60)
+    assert LEVEL.tokens_per_s_per_user == round(238 / 0.75 / 60, 1)
+    assert LEVEL.first_token_s == src["attention_limit"]["value"] == 10
+    assert LEVEL.met(5.3, 10.0) and not LEVEL.met(5.2, 1.0) and not LEVEL.met(50, 10.5)
+
+
+@pytest.mark.parametrize("field,value", [("tokens_per_s_per_user", 0),
+                                         ("tokens_per_s_per_user", -1.0),
+                                         ("first_token_s", math.nan), ("first_token_s", True)])
+def test_a_bad_service_level_is_refused_by_name(field, value):
+    good = {"tokens_per_s_per_user": 5.0, "first_token_s": 10.0}
+    with pytest.raises(ValueError, match=field):
+        service.ServiceLevel(**(good | {field: value}))
+
+
+def test_a_desk_machine_serves_the_most_users_that_each_get_the_level():
+    fast = service.ServiceLevel(12.0, 10.0)
+    s = costs.owned("RTX PRO 6000 Blackwell", W70, fast)
+    assert s.fits and s.users > 1
+    assert s.per_user_tokens_per_s >= fast.tokens_per_s_per_user
+    assert s.first_token_s <= fast.first_token_s
+    more = costs.owned("RTX PRO 6000 Blackwell", W70, s.users + 1)
+    assert not fast.met(more.per_user_tokens_per_s, more.first_token_s)
+    # the slowest user's first token is the last of a round of prompts prefilled one by one
+    one = costs.owned("RTX PRO 6000 Blackwell", W70, 1)
+    assert s.first_token_s == pytest.approx(s.users * one.first_token_s)
+    assert s.latency_s == pytest.approx(s.first_token_s + W70.output_tokens /
+                                        s.per_user_tokens_per_s)
+    # a machine too slow for the level even alone is not served, and says why
+    spark = costs.owned("DGX Spark", W70, LEVEL)
+    assert not spark.fits and spark.reason.startswith("misses") and "one user" in spark.reason
+    assert math.isnan(spark.tokens_per_s)
+
+
+def test_a_rented_engine_at_the_level_meets_it_and_carries_the_server_band():
+    r = costs.rented("H100 SXM", W70, LEVEL)
+    assert r.fits and LEVEL.met(r.per_user_tokens_per_s, r.first_token_s)
+    assert r.band.startswith("server") and throughput.band_scenario(LEVEL) == "server"
+    f = throughput.band("server")
+    assert (r.band_median, r.band_p90) == (f["median"], f["p90"])
+    assert r.tokens_per_s_low == pytest.approx(r.tokens_per_s / f["p90"])
+    assert costs.rented("H100 SXM", W70, 1).band.startswith("static")
+    assert costs.rented("H100 SXM", W70, None).band.startswith("offline")
+    t = costs.cost_table(W70, LEVEL, USAGE)
+    shown = chapter.cost_display(t).set_index("option")
+    assert f"x{f['p90']:.2f} p90" in shown.loc["H100 SXM (rented)", "band"]
+    assert f"x{f['median']:.2f} median" in shown.loc["H100 SXM (rented)", "band"]
+    with pytest.raises(ValueError, match="users"):
+        costs.owned("DGX Spark", W70, "fast")
+
+
+# -- what the operating system keeps, and the format a desk runs --------------------------------
+
+
+def test_desk_machines_run_llama_cpps_q8_0_at_8_5_bits():
+    assert models.bits_per_weight("Q8_0") == 8.5 and models.bits_per_weight("FP8") == 8.0
+    assert costs.desk_format("FP8") == "Q8_0" and costs.desk_format("Q4_K") == "Q4_K"
+    m3 = costs.owned("M3 Ultra", W70, None)
+    assert m3.weight_format == "Q8_0"
+    usable = buying.machine("M3 Ultra").prices[0][1]                # the 96 GB one's GPU limit
+    weights = catalog.params(W70.model) * 8.5 / 8
+    assert m3.users == kvcache.max_batch(catalog.config(W70.model), W70.context_tokens, usable,
+                                         weights, throughput.KV)
+    assert costs.rented("H100 SXM", W70, 1).weight_format == "FP8"   # a serving engine's FP8
+
+
+def test_users_are_sized_within_what_the_operating_system_leaves():
+    spark = costs.owned("DGX Spark", W70, None)
+    visible = buying.machine("DGX Spark").usable_bytes
+    assert visible / GiB == pytest.approx(121.7, abs=0.05)
+    weights = catalog.params(W70.model) * 8.5 / 8
+    kv = kvcache.kv_cache_bytes(catalog.config(W70.model), W70.context_tokens, 1, throughput.KV)
+    assert spark.users == int((visible - weights) // kv)
+    assert spark.users < int((128 * GiB - weights) // kv)
+
+
+# -- power like with like ------------------------------------------------------------------------
+
+
+def test_a_rented_gpu_draws_its_share_of_its_server_times_the_pue():
+    n = power.node("H100 SXM")
+    assert n["server_W"] == 10200 and n["gpus"] == 8 and n["gpu_W"] == 700
+    assert n["power_W"] == pytest.approx(10200 / 8)
+    assert power.node("B200")["server_W"] == 14300
+    pue = power.pue()
+    assert pue["pue"] == pytest.approx(float(tables.load("datacenter_pue").query(
+        "scope == 'industry average'").sort_values("year")["pue"].iloc[-1]))
+    assert 1 < power.pue_range()[0] < pue["pue"] <= power.pue_range()[1]
+    d = power.rented_draw("H200")
+    assert d["power_W"] == pytest.approx(10200 / 8 * pue["pue"]) and "PUE" in d["basis"]
+    r = costs.rented("H100 SXM", W70, 1)
+    assert r.power_W == pytest.approx(r.n_chips * 10200 / 8 * pue["pue"])
+    with pytest.raises(ValueError, match="server power"):
+        power.node("RTX 4090")
+    # ML.ENERGY's GPU energy at the wall: the rest of the server and the PUE added
+    runs = energy.measurements().query("model == 'Llama-3.3-70B' and gpu == 'H100'")
+    wall = energy.at_the_wall(runs).iloc[0]
+    rest = wall["n_gpus"] * (10200 - 8 * 700) / 8
+    assert wall["wall_J_per_token"] == pytest.approx(
+        (wall["gpu_power_W"] + rest) * pue["pue"] / wall["output_tok_per_s"])
+    assert wall["wall_J_per_token"] > 2 * wall["energy_J_per_token"]
+
+
+# -- a contract that pays every hour -------------------------------------------------------------
+
+
+def test_a_contract_pays_every_hour_and_is_read_with_its_date():
+    q = prices.committed_price("H100 SXM")
+    assert q["offer"] == "committed, 1 year" and q["price"] == 2.35
+    assert q["day"] == dt.date(2026, 3, 1) and q["source_url"].startswith("https://")
+    assert prices.committed_price("B200") is None
+    assert "committed, 1 year" not in set(prices.rental_quotes()["offer"])  # not on demand
+    # paid 24 hours a day: at 24 hours of use it costs what renting at that rate would
+    assert model.committed_usd_per_mtok(2.0, 100.0, costs.Usage(24, 3, 0.2)) == pytest.approx(
+        model.rented_usd_per_mtok(2.0, 100.0))
+    assert model.committed_usd_per_mtok(2.0, 100.0, costs.Usage(8, 3, 0.2)) == pytest.approx(
+        3 * model.rented_usd_per_mtok(2.0, 100.0))
+    c = costs.committed("H100 SXM", W70, 1)
+    r = costs.rented("H100 SXM", W70, 1)
+    assert c.kind == "committed" and c.option == "H100 SXM (rented, 1-year contract)"
+    assert c.tokens_per_s == r.tokens_per_s and c.usd_per_hour == c.n_chips * 2.35
+    assert costs.committed("B200", W70, 1) is None
+    be = costs.breakeven_table(W70, 1, USAGE).iloc[0]
+    row = costs.cost_table(W70, 1, USAGE).set_index("option").loc[c.option]
+    assert be["committed_usd_per_mtok"] == pytest.approx(row["usd_per_mtok"])
+    assert be["cheaper_than_committed"] == (be["usd_per_mtok"] < be["committed_usd_per_mtok"])
+
+
+# -- the words the chapter writes ----------------------------------------------------------------
+
+
+def test_counts_are_written_in_the_right_number_never_with_an_s_in_brackets():
+    assert count(1, "GPU") == "1 GPU" and count(8, "GPU") == "8 GPUs"
+    assert count(1, "user") == "1 user" and count(1200, "user") == "1,200 users"
+    with pytest.raises(ValueError, match="whole number"):
+        count(1.5, "user")
+    texts = []
+    for users in (1, None, LEVEL):
+        t = costs.cost_table(W70, users, USAGE, rented_chips=("H100 SXM", "B200"))
+        texts += list(t["reason"].fillna("")) + list(chapter.cost_display(t).astype(str)
+                                                      .to_numpy().ravel())
+        texts.append(chapter.priced_list(t, reply=True))
+    texts.append(costs.rented("H100 SXM", buying.Workload("big", 2000, 500, 1,
+                                                          "Llama-3.1-405B", "F16"), 1,
+                              sizes=(1,)).reason)
+    assert texts and not [x for x in texts if "(s)" in x or re.search(r"\b1 (GPUs|users)\b", x)]
+    assert "(1 GPU)" in chapter.priced_list(costs.cost_table(W70, 1, USAGE,
+                                                            rented_chips=("B200",)))
+
+
 # -- the in-page calculator is the library's arithmetic -----------------------------------------
 
-GRID = [  # workload, users, hours a day, USD per kWh, years
-    ("Llama 3.3 70B, 8-bit, chat", 1, 8.0, 0.19, 3.0),
-    ("Llama 3.3 70B, 8-bit, chat", 0, 12.0, 0.25, 4.0),
-    ("Llama 3.1 8B, 16-bit, chat", 8, 2.0, 0.14, 1.5),
-    ("Llama 3.3 70B, 4-bit, coding agent", 64, 24.0, 0.3, 8.0),
+GRID = [  # workload, speed per user, first token, hours a day, USD per kWh, years
+    ("Llama 3.3 70B, 8-bit, chat", None, None, 8.0, 0.19, 3.0),     # the book's default level
+    ("Llama 3.3 70B, 8-bit, chat", 12.0, 30.0, 12.0, 0.25, 4.0),
+    ("Llama 3.1 8B, 16-bit, chat", 20.0, 5.0, 2.0, 0.14, 1.5),
+    ("Llama 3.3 70B, 4-bit, coding agent", 3.0, 60.0, 24.0, 0.3, 8.0),
 ]
 
 
@@ -253,21 +417,22 @@ def page_rows():
     return shown, page.rows(shown)
 
 
-def _page(rows, presets, wl, users, hours, elec, life) -> dict:
+def _page(rows, presets, wl, speed, first, hours, elec, life) -> dict:
     import vl_convert as vlc
 
     from napkin.figures import costs as charts
 
+    start = {"hours": hours, "elec": elec, "life": life}
+    if speed is not None:
+        start |= {"speed": speed, "first": first}
     chart = charts.calculator(rows, presets, prices.electricity_range(), default=wl,
-                              start={"users": page.USERS_LABELS[users], "hours": hours,
-                                     "elec": elec, "life": life}, audit=True)
+                              start=start, audit=True)
     svg = vlc.vegalite_to_svg(chart.to_dict() | {"width": 600})
-    group = svg[svg.index('class="mark-text role-mark'):]
-    group = group[:group.index("</g>")]
     out = {}
-    for label in re.findall(r'aria-label="([^"]*)"', group):
-        fields = dict(part.split("=", 1) for part in label.split(";"))
-        out[fields["option"]] = fields
+    for label in re.findall(r'aria-label="([^"]*)"', svg):
+        if label.startswith("option="):
+            fields = dict(part.split("=", 1) for part in label.split(";"))
+            out[fields["option"]] = fields
     return out
 
 
@@ -280,42 +445,74 @@ def _same(a: float, b: float) -> bool:
                                                                                       rel=1e-9)
 
 
-@pytest.mark.parametrize("wl,users,hours,elec,life", GRID)
-def test_the_calculator_page_agrees_with_the_library(page_rows, wl, users, hours, elec, life):
+def _level(speed, first) -> service.ServiceLevel:
+    """The level the page starts at (the book's), or the one the grid sets."""
+    return LEVEL if speed is None else service.ServiceLevel(speed, first)
+
+
+@pytest.mark.parametrize("wl,speed,first,hours,elec,life", GRID)
+def test_the_calculator_page_agrees_with_the_library(page_rows, wl, speed, first, hours, elec,
+                                                     life):
     presets, rows = page_rows
-    shown = _page(rows, presets, wl, users, hours, elec, life)
-    w = presets[wl]
+    shown = _page(rows, presets, wl, speed, first, hours, elec, life)
     usage = costs.Usage(hours, life, elec)
-    table = costs.cost_table(w, users or None, usage)
-    be = costs.breakeven_table(w, users or None, usage, table=table).set_index("option")
-    lib = table[table["fits"]].set_index("option")
-    assert sorted(shown) == sorted(lib.index)
+    level = _level(speed, first)
+    picked = page.pick(rows, wl, level, usage).set_index("option")
+    assert sorted(shown) == sorted(picked.index)
+    # the page picks what pick() picks; the library's exact search finds at least as many
+    # users, at no more cost
+    exact = costs.cost_table(presets[wl], level, usage)
+    be = costs.breakeven_table(presets[wl], level, usage, table=exact).set_index("option")
+    lib = exact[exact["fits"]].set_index("option")
+    assert set(picked.index) <= set(lib.index)
     for name, f in shown.items():
-        row = lib.loc[name]
-        for key, col in (("cost_mid", "usd_per_mtok"), ("cost_low", "usd_per_mtok_low"),
-                         ("cost_high", "usd_per_mtok_high"), ("joules", "joules_per_token")):
-            assert _same(_num(f[key]), row[col]), (name, key, f[key], row[col])
-        if row["kind"] == "owned":
-            assert _same(_num(f["beat_rent"]), be.loc[name, "hours_to_beat_renting"]), name
-            assert _same(_num(f["beat_api"]), be.loc[name, "hours_to_beat_api"]), name
-        else:
+        row, p = lib.loc[name], picked.loc[name]
+        assert int(f["users"]) == p["users"] <= max(row["users"], 0) or row["kind"] == "api"
+        assert _num(f["cost_mid"]) == pytest.approx(p["cost_mid"], rel=1e-9)
+        assert _num(f["cost_mid"]) >= row["usd_per_mtok"] * (1 - 1e-9)
+        if speed is None:  # at the book's level the page is the chapter's table, exactly
+            for key, col in (("cost_mid", "usd_per_mtok"), ("cost_low", "usd_per_mtok_low"),
+                             ("cost_high", "usd_per_mtok_high"),
+                             ("joules", "joules_per_token")):
+                assert _same(_num(f[key]), row[col]), (name, key, f[key], row[col])
+            if row["kind"] == "owned":
+                assert _same(_num(f["beat_rent"]), be.loc[name, "hours_to_beat_renting"])
+                assert _same(_num(f["beat_api"]), be.loc[name, "hours_to_beat_api"])
+        if row["kind"] != "owned":
             assert f["beat_rent"] == "null" and f["beat_api"] == "null"
 
 
 def test_the_grid_reaches_both_kinds_of_break_even(page_rows):
     """Some grid point has an owned machine that breaks even, and one that never does."""
     presets, _ = page_rows
-    found = pd.concat([costs.breakeven_table(presets[wl], u or None, costs.Usage(h, y, e))
-                       for wl, u, h, e, y in GRID])
+    found = pd.concat([costs.breakeven_table(presets[wl], _level(v, t), costs.Usage(h, y, e))
+                       for wl, v, t, h, e, y in GRID])
     hours = pd.concat([found["hours_to_beat_renting"], found["hours_to_beat_api"]])
     assert (hours == math.inf).any() and (hours < math.inf).any()
 
 
-def test_page_rows_carry_the_references_owning_is_compared_with(page_rows):
+def test_the_calculator_writes_counts_in_the_right_number(page_rows):
+    from napkin.figures import costs as charts
+
+    presets, rows = page_rows
+    spec = charts.calculator(rows, presets, prices.electricity_range()).to_dict()
+    text = json.dumps(spec)
+    assert "user(s)" not in text and "GPU(s)" not in text and "GPUs)" not in text
+    assert "== 1 ? ' user' : ' users'" in text           # "1 user", "7 users" in the page
+
+
+def test_page_rows_hold_each_ways_candidates_and_never_a_dominated_one(page_rows):
     _, rows = page_rows
-    r = rows[(rows["workload"] == GRID[0][0]) & (rows["users_key"] == "1")]
-    rent = r[(r["kind"] == "rented") & r["fits"]]
-    cost = rent["usd_per_hour"] / 3600 * 1e6 / rent["tokens_per_s"]
-    assert r["ref_rent_usd_per_mtok"].iloc[0] == pytest.approx(cost.min())
-    assert (r["api_usd_per_mtok"] == r["api_usd_per_mtok"].iloc[0]).all()
-    assert compare.API in set(r["option"])
+    r = rows[rows["workload"] == GRID[0][0]]
+    assert compare.API in set(r["option"]) and (r[r["kind"] == "api"]["users"] == 0).all()
+    spark = r[r["option"] == "DGX Spark"]
+    assert spark["users"].min() == 1 and spark["users"].is_unique
+    pruned = page.prune(r)
+    assert len(pruned) == len(r)                                     # rows() already pruned
+    loads, ways = page.split(r)
+    assert ways["k"].is_unique and set(loads["k"]) == set(ways["k"]) and len(loads) == len(r)
+    assert len(ways) == r["option"].nunique()
+    back = loads.merge(ways, on="k")
+    assert np.allclose(back["n_chips"].clip(lower=1) * back["usd_per_gpu_hour"],
+                       r["usd_per_hour"].to_numpy())
+    assert np.allclose(back["tokens_per_s"], r["tokens_per_s"], rtol=1e-10)

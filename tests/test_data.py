@@ -14,7 +14,7 @@ README = (DATA / "README.md").read_text()
 
 #: Numeric columns must name their unit; these are the units the book uses.
 UNIT_SUFFIXES = ("_GB_per_s", "_GB", "_GiB", "_MiB", "_bytes", "_tok_per_s", "_TFLOPS", "_B",
-                 "_tokens", "_s", "_ms", "_W", "_J_per_token")
+                 "_tokens", "_s", "_ms", "_W", "_J_per_token", "_percent")
 #: Numeric columns that are counts or self-describing (documented in data/README.md).
 UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_attention",
             "value", "stated_size", "context_depth_tokens",
@@ -30,10 +30,18 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             # kept so that published rows in their schema can be dropped in unchanged
             "n_accelerators", "per_accelerator_value", "accuracy_field_tokens_per_sample",
             "n_gpus", "max_batch", "share_of_chip",
-            # chapter 10: a batch (sequences) and a ratio of two speeds
-            "batch", "speedup",
+            # chapter 10: a batch (sequences) and a ratio of two speeds; a drafted token's
+            # position and the probability it is accepted there
+            "batch", "speedup", "draft_position", "acceptance_low", "acceptance_high",
             # chapter 11: ML.ENERGY's parallelism and mean batch (mlenergy_llm.csv)
-            "tensor_parallel", "expert_parallel", "mean_batch"}
+            "tensor_parallel", "expert_parallel", "mean_batch",
+            # chapter 9's peer baseline (peer_llm_analysis.csv): a row index into another
+            # table, and a prediction whose unit is in the same row's `unit` column
+            "row", "predicted",
+            # chapter 11: a data center's power usage effectiveness (datacenter_pue.csv)
+            "pue", "year",
+            # chapter 9's derived fits: rows fitted on, and a stack's two multipliers
+            "rows", "efficiency", "overhead"}
 SOURCE = re.compile(r"(?:https?://\S+|^essay#[a-z0-9-]+$)")
 
 

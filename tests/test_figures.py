@@ -35,6 +35,7 @@ def test_figure_names_are_unique_and_match_the_lock_file():
         f"(added {sorted(set(names) - set(locked))}, removed {sorted(set(locked) - set(names))})")
 
 
+@pytest.mark.slow  # renders every figure; make test runs it, make check leaves it
 def test_every_figure_draws_with_the_vega_lite_jupyterlab_ships():
     """Notebook front ends get each figure as Vega-Lite 5 (napkin.charts.JUPYTER_MIME):
     a spec using something only Vega-Lite 6 has would draw in the book but not in
@@ -50,6 +51,7 @@ def test_every_figure_draws_with_the_vega_lite_jupyterlab_ships():
         assert svg.startswith("<svg") and "<path" in svg, fig["name"]
 
 
+@pytest.mark.slow  # renders every figure twice
 def test_every_figure_draws_its_marks_on_its_plot():
     """No mark at a coordinate that is not a number, outside its plot, or all on one edge,
     at a laptop's and a phone's width (rendered offline by the site's Vega-Lite)."""

@@ -15,3 +15,75 @@ def test_code_passes_ruff():
     proc = subprocess.run([str(ruff), "check", "--no-cache", "--output-format", "concise",
                            *targets], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, f"ruff found problems:\n{proc.stdout}{proc.stderr}"
+
+
+def _imports() -> dict[str, set[str]]:
+    """Every napkin module and the napkin modules it imports, at module level or inside a
+    function (a deferred import still ties the two together)."""
+    import ast
+
+    lib = ROOT / "lib"
+    paths = {".".join(p.relative_to(lib).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in (lib / "napkin").rglob("*.py")}
+    graph = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+                for alias in node.names:
+                    found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths else base)
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+        graph[name] = {m for m in found if m in paths and m != name}
+    return graph
+
+
+def test_the_library_has_no_import_circle():
+    """No module imports, however indirectly, a module that imports it: a circle makes the
+    order of imports matter and hides which concept rests on which."""
+    graph = _imports()
+    index, low, stack, on, circles = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not circles, f"import circles: {circles}"
+
+
+def test_the_step_model_does_not_import_its_validation():
+    """napkin.predict reads its fitted parameters from data/; fitting them is
+    napkin.validation's business, which may import napkin.predict, never the reverse."""
+    graph = _imports()
+    reach, todo = set(), [m for m in graph if m.startswith("napkin.predict")]
+    while todo:
+        m = todo.pop()
+        for dep in graph[m] - reach:
+            reach.add(dep)
+            todo.append(dep)
+    assert not {m for m in reach if m.startswith("napkin.validation")}

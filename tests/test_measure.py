@@ -15,7 +15,8 @@ from napkin import measure
 from napkin.measure import machine, record, results, runner, session, synthetic
 from napkin.measure.inprocess import InProcess
 from napkin.measure.llama_bench import LlamaBench, parse_llama_bench_json
-from napkin.measure.probe import KERNELS, read_bandwidth
+from napkin.measure import probe
+from napkin.measure.probe import KERNELS, read_bandwidth, thread_counts
 
 FIXTURES = Path(__file__).with_name("fixtures")
 TINY = synthetic.Shape(hidden_size=256, num_hidden_layers=1, num_attention_heads=4,
@@ -214,6 +215,13 @@ def test_probe_reports_best_median_spread_and_rejects_bad_input():
     longer = read_bandwidth(array_bytes=64 * 2**20, passes=1, kernels=("or_u64",),
                             min_seconds=0.3)
     assert longer.passes > 1  # passes continue for the minimum time
+    assert result.threads in result.thread_counts == thread_counts(probe.default_threads())
+    assert thread_counts(1) == (1,) and thread_counts(2) == (1, 2)
+    assert thread_counts(16) == (1, 4, 8, 16)  # llama-roofline's sweep
+    assert one.thread_counts == thread_counts(probe.default_threads())
+    fixed = read_bandwidth(array_bytes=64 * 2**20, passes=1, kernels=("dot_f32",), threads=2,
+                           sweep=False, min_seconds=0)
+    assert fixed.thread_counts == (2,) and fixed.threads == 2 and fixed.kernel == "dot_f32"
     with pytest.raises(ValueError, match="too small"):
         read_bandwidth(array_bytes=2**20)
     for bad in (0, 1.5, True):

@@ -200,3 +200,43 @@ def test_no_number_is_typed_into_prose_or_captions(py):
 def test_the_typed_number_detector(text, typed):
     assert bool(_typed_numbers(text)) == typed, _typed_numbers(text)
 
+
+
+# -- code shown beside the prose ----------------------------------------------------------------
+
+_INCLUDE = re.compile(r"```\{literalinclude\}\s+(\S+)\n((?::[a-z-]+:.*\n)*)")
+
+
+def _includes(py: Path):
+    text = "\n".join(line[2:] if line.startswith("# ") else line.lstrip("#")
+                     for line in py.read_text().splitlines())
+    for m in _INCLUDE.finditer(text):
+        options = dict(re.findall(r":([a-z-]+):\s*(.*)", m.group(2)))
+        yield (py.parent / m.group(1)).resolve(), options
+
+
+def _defines(path: Path, dotted: str) -> bool:
+    """Whether ``path`` defines ``dotted`` (``Class.method`` or a function) at its top level."""
+    scope = ast.parse(path.read_text()).body
+    for part in dotted.split("."):
+        found = next((n for n in scope if isinstance(
+            n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part), None)
+        if found is None:
+            return False
+        scope = found.body
+    return True
+
+
+@pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
+def test_every_shown_piece_of_code_exists(py):
+    """A `literalinclude` names a file and a `:pyobject:` (or text to start after): renaming
+    the function must fail here, not in a reader's build."""
+    for path, options in _includes(py):
+        assert path.is_file(), f"{py.name} includes {path}, which does not exist"
+        if "pyobject" in options:
+            assert _defines(path, options["pyobject"].strip()), \
+                f"{py.name}: {path.name} defines no {options['pyobject']!r}"
+        for key in ("start-after", "end-before"):
+            if key in options:
+                assert options[key].strip().strip('"') in path.read_text(), \
+                    f"{py.name}: {path.name} has no {options[key]!r}"

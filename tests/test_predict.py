@@ -12,7 +12,6 @@ import napkin
 from napkin import catalog, deployment, roofline
 from napkin.predict import (ROOFLINE, Calibration, engine, expected_distinct, kv_format,
                             step_seconds, weight_format)
-from napkin.predict import calibration as calib
 from napkin.predict import experts, serve, step
 from napkin.predict.frontier import curve, frontier
 from napkin.units import GB
@@ -318,11 +317,96 @@ def test_calibration_refuses_unphysical_values():
             Calibration(**bad)
 
 
-def test_vector_round_trip_and_nelder_mead_by_hand():
-    x = calib.to_vector(CAL)
-    back = calib.from_vector(x, CAL)
-    for name in calib.FITTED:
-        assert getattr(back, name) == pytest.approx(getattr(CAL, name), rel=1e-9)
-    best, value = calib.nelder_mead(lambda v: float(np.sum((v - np.array([1.0, -2.0])) ** 2)),
-                                    [0.0, 0.0], iterations=500, tol=1e-14)
-    assert best == pytest.approx([1.0, -2.0], abs=1e-4) and value < 1e-8
+def test_levenberg_marquardt_minimises_a_soft_l1_by_hand():
+    """A straight line through points with two outliers: the soft L1 finds the line the
+    inliers lie on, where least squares would be pulled off it."""
+    from napkin.validation.fitting import levenberg_marquardt
+
+    x = np.linspace(0, 1, 40)
+    y = 2.0 * x - 1.0
+    y[[5, 30]] += 5.0
+    best, _ = levenberg_marquardt(lambda p: p[0] * x + p[1] - y, [0.0, 0.0],
+                                  np.full(40, 1 / 40), np.zeros(2), iterations=200)
+    assert best == pytest.approx([2.0, -1.0], abs=0.02)
+    squares = np.polyfit(x, y, 1)  # pulled a quarter of the way to the outliers
+    assert abs(squares[1] + 1) > 10 * abs(best[1] + 1)
+
+
+# -- the second edition's structure -----------------------------------------------------------
+
+PER_OP = replace(CAL, per_operator=True)
+
+
+def test_a_per_operator_step_is_the_sum_of_its_two_operators():
+    """Weights' matmuls and attention are separate kernels: each waits on its own roof, so
+    a step whose matmuls are compute-bound and whose attention reads a deep cache pays both;
+    the whole-step roofline pays only the larger total."""
+    e = engine("H100 SXM", "Llama-3.3-70B", n_chips=2, weights="FP8", kv="fp8")
+    work = step.decode_work(e.constants, 256, 8000)
+    c = step.cost(e.constants, work, PER_OP)
+    parts = (max(float(c.weights_memory_s[0]), float(c.matmul_s[0])) +
+             max(float(c.cache_memory_s[0]), float(c.attention_s[0])))
+    assert float(c.roof_s[0]) == pytest.approx(parts)
+    whole = step.cost(e.constants, work, CAL)
+    assert float(whole.roof_s[0]) == pytest.approx(max(float(whole.memory_s[0]),
+                                                       float(whole.compute_s[0])))
+    assert float(c.roof_s[0]) >= float(whole.roof_s[0])
+
+
+def test_each_expert_ramps_with_its_own_share_of_the_tokens():
+    """A step of n tokens gives each of a mixture's E experts about n k / E rows: with the
+    expert ramp its routed matmuls cost more than if they ramped with all n; a dense model
+    is unchanged."""
+    ramped = replace(PER_OP, expert_ramp=True)
+    moe = engine("H100 SXM", "Mixtral-8x7B", n_chips=2, weights="FP8", kv="fp8").constants
+    work = step.decode_work(moe, 64, 1000)
+    assert float(step.cost(moe, work, ramped).matmul_s[0]) > \
+        float(step.cost(moe, work, PER_OP).matmul_s[0])
+    dense = engine("H100 SXM", "Llama-3.1-8B", weights="FP8", kv="fp8").constants
+    work = step.decode_work(dense, 64, 1000)
+    assert float(step.cost(dense, work, ramped).matmul_s[0]) == \
+        pytest.approx(float(step.cost(dense, work, PER_OP).matmul_s[0]))
+
+
+def test_fixed_costs_per_layer_and_per_sequence_by_hand():
+    cal = replace(PER_OP, step_overhead_s=1e-3, layer_overhead_s=2e-5, sequence_overhead_s=3e-6)
+    c = engine("H200", "Llama-2-70B", weights="FP8", kv="fp8").constants
+    work = step.decode_work(c, 16, 100)
+    assert float(step.cost(c, work, cal).overhead_s[0]) == pytest.approx(1e-3 + 80 * 2e-5 +
+                                                                         16 * 3e-6)
+    slow = replace(c, stack_overhead=np.array([3.0]))
+    assert float(step.cost(slow, work, cal).overhead_s[0]) == pytest.approx(1e-3 + 3 * 80 *
+                                                                            2e-5 + 16 * 3e-6)
+
+
+def test_a_stack_multiplies_the_shares_of_peak_it_reaches_never_past_the_peak():
+    c = engine("H200", "Llama-2-70B", weights="FP8", kv="fp8").constants
+    work = step.decode_work(c, 1, 0)
+    base = float(step.cost(c, work, PER_OP).weights_memory_s[0])
+    half = replace(c, stack_efficiency=np.array([0.5]))
+    assert float(step.cost(half, work, PER_OP).weights_memory_s[0]) == pytest.approx(2 * base)
+    huge = replace(c, stack_efficiency=np.array([10.0]))
+    peak = float(step.cost(huge, work, PER_OP).weights_memory_s[0])
+    assert peak == pytest.approx(base * PER_OP.bandwidth_efficiency)
+
+
+@pytest.mark.parametrize("text,family", [("vLLM 0.4.3+rocm614, PyTorch 2.3.0", "vLLM"),
+                                         ("TensorRT 10.1.0, CUDA 12.7", "TensorRT-LLM"),
+                                         ("NVIDIA NIM (AIPerf client)", "TensorRT-LLM"),
+                                         ("Deepspeed-MII", "DeepSpeed"), ("CUDA 12.2", "other")])
+def test_engine_families_are_read_from_the_software_field(text, family):
+    from napkin.predict import software
+
+    assert software.engine_family(text) == family
+    assert software.stack_of("Argonne", "AMD", text) == f"Argonne/AMD/{family}"
+    assert software.stack_of("NVIDIA NIM", "NVIDIA", text).startswith("published/")
+
+
+def test_an_unknown_stack_runs_as_the_typical_one():
+    from napkin.predict import software
+
+    stacks = {"Argonne/AMD/vLLM": software.Stack("Argonne/AMD/vLLM", 0.6, 1.4)}
+    assert software.multipliers(stacks, ["Argonne/AMD/vLLM", "MLPerf/Acme/vLLM"]) == \
+        ([0.6, 1.0], [1.4, 1.0])
+    with pytest.raises(ValueError, match="efficiency must be > 0"):
+        software.Stack("x", 0.0, 1.0)

@@ -1,4 +1,5 @@
-"""napkin.roofline's mixed step and napkin.serving's simulation: invariants, not outputs."""
+"""napkin.roofline's mixed step and napkin.serving's simulation on chapter 9's calibrated
+step: invariants, not outputs."""
 
 from __future__ import annotations
 
@@ -7,15 +8,24 @@ import pytest
 
 import dataclasses
 
+import pandas as pd
+
 from napkin import catalog, roofline
-from napkin.kvpaging import chapter as paging_chapter
-from napkin.serving import chapter as sv
+from napkin.predict import step as predict_step
+from napkin.predict.calibration import ROOFLINE, calibrated
+from napkin.serving import capacity, chapter as sv
 from napkin.serving import disagg, engine, runs, traffic as tf
+from napkin.serving.cost import step_model
 
 
 @pytest.fixture(scope="module")
 def server():
     return sv.server()
+
+
+@pytest.fixture(scope="module")
+def model(server):
+    return step_model(server)
 
 
 @pytest.fixture(scope="module")
@@ -98,12 +108,15 @@ def test_mixed_step_bad_input():
         roofline.mixed_step(model, roof, decode_contexts=[-1])
 
 
-def test_paging_uses_the_same_roofline():
-    """Chapter 6's clock and chapter 7's step cost are one roofline of a step."""
-    d = paging_chapter.h100_deployment()
-    pairs = 4096 * 4097 // 2
-    assert float(roofline.step_cost(d.model, d.roof).seconds(4096, 0, pairs)) == \
-        float(roofline.step_seconds(d.model, d.roof, 4096, 0, pairs))
+def test_the_roofline_calibration_is_chapter_6s_roofline(server):
+    """With every efficiency 1 and nothing else paid, the serving step is the plain roofline
+    chapter 6's engine is timed by; the published calibration costs more."""
+    plain = step_model(server, ROOFLINE)
+    tokens, kv, pairs = 4096, 10_000, 4096 * 4097 // 2 + 10_000
+    assert float(plain.seconds(tokens, kv, pairs, 3)[0]) == pytest.approx(
+        float(roofline.step_seconds(server.model, server.roof, tokens, kv, pairs)), rel=1e-12)
+    assert float(step_model(server).seconds(tokens, kv, pairs, 3)[0]) > \
+        float(plain.seconds(tokens, kv, pairs, 3)[0])
 
 
 # -- the simulation ---------------------------------------------------------------------------
@@ -123,6 +136,10 @@ def test_every_request_completes_in_order(traffic, server):
         assert (r["finish_s"] >= r["first_token_s"]).all(), run.label
         assert len(run.gaps) == (r["output"] - 1).sum(), run.label
         assert (run.gaps > 0).all(), run.label
+        # every stream's tokens: its first, then one per decode step, the last at its finish
+        tk = run.tokens.groupby("request")
+        assert (tk.size() == r.loc[tk.size().index, "output"]).all(), run.label
+        assert np.allclose(tk["time_s"].max(), r.loc[tk.size().index, "finish_s"]), run.label
 
 
 def test_tokens_are_conserved(traffic, server):
@@ -132,16 +149,31 @@ def test_tokens_are_conserved(traffic, server):
         assert s["decode_tokens"].sum() == (traffic.output - 1).sum(), run.label
 
 
-def test_no_step_beats_its_roofline(traffic, server):
-    """Every step's duration is the roofline of what it ran, recomputed from the step's
-    own chunks and contexts through mixed_step (the exact, per-chunk path)."""
+def test_every_step_is_napkin_predict_step_cost(traffic, server):
+    """The simulator prices nothing itself: each step's seconds are napkin.predict.step.cost
+    with the published calibration of the same work, rebuilt here from the step's own chunks
+    (prefill_work) and decode contexts (decode_work)."""
+    c = predict_step.engine_of(server).constants
     for run in _runs(traffic, server):
         assert len(run.compositions) == len(run.steps)
         for (chunks, contexts), seconds in zip(run.compositions, run.steps["seconds"]):
-            exact = roofline.mixed_step(server.model, server.roof, chunks, contexts)
-            assert seconds >= exact.compute_s * (1 - 1e-12)
-            assert seconds >= exact.memory_s * (1 - 1e-12)
-            assert seconds == pytest.approx(exact.seconds, rel=1e-9)
+            works = [predict_step.prefill_work(c, 1, m, start) for start, m in chunks] + \
+                [predict_step.decode_work(c, 1, ctx) for ctx in contexts]
+            work = works[0]
+            for w in works[1:]:
+                work = work + w
+            expected = float(predict_step.cost(c, work, calibrated()).seconds[0])
+            assert seconds == pytest.approx(expected, rel=1e-9)
+
+
+def test_running_together_is_running_alone(traffic, server, model):
+    """Engines stepped side by side (one step-model call per round) keep their own clocks."""
+    alone = [runs.simulate(traffic, server, "chunked", b, model=model) for b in (256, 4096)]
+    together = runs.run_jobs([runs.colocated(traffic, server, "chunked", b, model=model)
+                              for b in (256, 4096)])
+    for a, t in zip(alone, together):
+        assert a.requests.equals(t.requests) and np.array_equal(a.gaps, t.gaps)
+        assert a.steps.equals(t.steps)
 
 
 def test_steps_never_overlap_on_one_instance(traffic, server):
@@ -153,12 +185,8 @@ def test_steps_never_overlap_on_one_instance(traffic, server):
 
 def test_chunking_never_changes_the_work(traffic, server):
     """The same requests cost the same FLOPs whatever the budget; only re-reads change."""
-    cost = roofline.step_cost(server.model, server.roof)
-    work = []
-    for run in _runs(traffic, server):
-        s = run.steps
-        work.append((cost.flops(s["prefill_tokens"] + s["decode_tokens"], s["pairs"]).sum(),
-                     s["pairs"].sum()))
+    work = [(run.steps["flops"].sum(), run.steps["pairs"].sum())
+            for run in _runs(traffic, server)]
     for flops, pairs in work[1:]:
         assert flops == pytest.approx(work[0][0], rel=1e-12)
         assert pairs == work[0][1]
@@ -196,6 +224,166 @@ def test_disaggregation_moves_the_cache_over_the_link(server):
     assert slow.gaps.max() > fast.gaps.max()
 
 
+# -- the steady state -------------------------------------------------------------------------
+
+def test_steady_state_leaves_out_the_first_and_last_arrivals(traffic, server):
+    run = runs.simulate(traffic, server, "chunked", 1024)
+    steady = run.steady(30, 20)
+    order = np.argsort(traffic.arrival_s, kind="stable")
+    assert not steady.measured[order[:30]].any() and not steady.measured[order[-20:]].any()
+    assert steady.measured[order[30:-20]].all()
+    s = steady.summary(1.0, 0.05)
+    assert s["requests"] == len(traffic) - 50
+    assert len(steady.measured_gaps()) == (traffic.output[steady.measured] - 1).sum()
+    assert steady.window_s == (traffic.arrival_s[order[30]], traffic.arrival_s[order[-21]])
+    # what happens to a dropped request does not reach the summary; a measured one does
+    worse = run.requests.copy()
+    worse.loc[order[0], "first_token_s"] += 100.0
+    assert runs.Run(**{**steady.__dict__, "requests": worse}).summary(1.0, 0.05) == s
+    worse.loc[order[40], "first_token_s"] += 100.0
+    assert runs.Run(**{**steady.__dict__, "requests": worse}).summary(1.0, 0.05) != s
+    # the whole run, measured, is the default
+    assert run.summary(1.0, 0.05)["requests"] == len(traffic)
+    with pytest.raises(ValueError, match="leaves none"):
+        run.steady(100, 50)
+    with pytest.raises(ValueError, match="drop_first"):
+        run.steady(-1, 0)
+
+
+def test_the_warm_up_is_what_steady_state_leaves_out(server, model):
+    """The first requests meet an engine that holds fewer requests than it later does."""
+    tr = tf.traffic(3.0, 400, 2048, 256, seed=1)
+    r = runs.simulate(tr, server, "chunked", 2048, model=model).requests
+    t = r["arrival_s"].to_numpy()
+    in_flight = np.array([((t < x) & (r["finish_s"].to_numpy() > x)).sum() for x in t])
+    order = np.argsort(t, kind="stable")
+    assert in_flight[order[0]] == 0
+    assert np.median(in_flight[order[:20]]) < np.median(in_flight[order[100:300]])
+
+
+def test_an_endless_queue_is_measured_while_it_lasts(server, model):
+    tr = tf.traffic(1e6, 300, 2048, 256, seed=2)  # everyone waiting from the start
+    run = runs.simulate(tr, server, "chunked", 1024, model=model)
+    sat = run.saturated(50, 50)
+    firsts = np.sort(run.requests["first_token_s"].to_numpy())
+    assert sat["window_s"] == pytest.approx(firsts[249] - firsts[50])
+    assert sat["requests_per_s"] == pytest.approx(199 / sat["window_s"])
+    # the whole run, start and drain included, serves fewer per second
+    assert len(tr) / run.duration_s < sat["requests_per_s"]
+    with pytest.raises(ValueError, match="too few"):
+        run.saturated(200, 100)
+    lean = runs.run_jobs([runs.colocated(tr, server, "chunked", 1024, keep_steps=False,
+                                         model=model)])[0]
+    assert lean.steps.empty and lean.requests.equals(run.requests)
+    with pytest.raises(ValueError, match="keep_steps"):
+        lean.saturated(50, 50)
+
+
+# -- capacity ---------------------------------------------------------------------------------
+
+def test_capacity_of_a_full_budget(server, model):
+    """A chunked step at capacity carries exactly its budget (or what memory lets in), and
+    its seconds are the step model's for that mean step."""
+    pop = sv.population()
+    small = capacity.chunked(model, server, pop.prompt, pop.output, 512)
+    assert small["limited_by"] == "budget"
+    per_request = (pop.prompt + pop.output - 1).mean()
+    assert small["requests_per_s"] * small["step_s"] * per_request == pytest.approx(512)
+    assert small["tokens_per_s"] == pytest.approx(512 / small["step_s"])
+    big = capacity.chunked(model, server, pop.prompt, pop.output, 1 << 20)
+    assert big["limited_by"] == "memory"
+    # memory-bound: the sequences in flight, each holding its whole final length, fill it
+    steps = pop.output - 1 + 1  # a prompt under this budget is one chunk
+    held = big["requests_per_s"] * big["step_s"] * ((pop.prompt + pop.output) * steps).mean()
+    assert held == pytest.approx(server.kv_capacity_tokens, rel=1e-6)
+    # more budget never loses capacity; a split is bound by its scarcest part
+    assert capacity.chunked(model, server, pop.prompt, pop.output, 2048)["requests_per_s"] \
+        >= small["requests_per_s"]
+    split = capacity.split(model, server, pop.prompt, pop.output, 1, 3, 50e9)
+    assert split["requests_per_s"] == min(split[f"{p}_req_per_s"] for p in
+                                          ("prefill", "decode", "link"))
+    thin = capacity.split(model, server, pop.prompt, pop.output, 3, 1, 0.1e9)
+    assert thin["limited_by"] == "link"
+
+
+def test_capacity_agrees_with_an_endless_queue(server, model):
+    """The mean step's capacity against the simulated engine with every request waiting."""
+    tr = tf.traffic(1e6, 600, 2048, 256, seed=3)
+    for policy, budget in (("chunked", 512), ("chunked", 4096), ("prefill_first", None)):
+        run = runs.simulate(tr, server, policy, budget, model=model)
+        measured = run.saturated(100, 100)["requests_per_s"]
+        computed = (capacity.chunked(model, server, tr.prompt, tr.output, budget)
+                    if policy == "chunked" else
+                    capacity.prefill_first(model, server, tr.prompt, tr.output))
+        assert measured == pytest.approx(computed["requests_per_s"], rel=0.2), policy
+
+
+def test_the_chapters_rates_are_below_capacity():
+    """Every run of the budget dial and of the cluster arrives slower than its
+    configuration can serve."""
+    s = sv.SETTING
+    ref = sv.reference_rate()
+    caps = sv.capacities()
+    assert ref == pytest.approx(caps.set_index("budget").loc[s.reference_budget,
+                                                            "requests_per_s"])
+    assert max(s.loads) * ref < caps["requests_per_s"].min()
+    assert max(s.cluster_loads) < 1 and s.split_load < 1
+    cl = sv.cluster_capacities().set_index("config")["requests_per_s"]
+    one = caps.set_index("label")["requests_per_s"]
+    assert cl[f"Chunked 2,048 x {s.instances}"] == pytest.approx(
+        s.instances * one[sv.label("chunked", 2048)])
+
+
+def test_capacity_bad_input(server, model):
+    with pytest.raises(ValueError, match="one length"):
+        capacity.chunked(model, server, [100, 200], [10], 512)
+    with pytest.raises(ValueError, match="at least one token"):
+        capacity.chunked(model, server, [0], [10], 512)
+    with pytest.raises(ValueError, match="budget"):
+        capacity.chunked(model, server, [100], [10], 0)
+    with pytest.raises(ValueError, match="link_bytes_per_s"):
+        capacity.split(model, server, [100], [10], 1, 1, 0)
+    with pytest.raises(ValueError, match="decode"):
+        capacity.split(model, server, [100], [10], 1, 0, 1e9)
+
+
+# -- seeds ------------------------------------------------------------------------------------
+
+def test_spread_is_the_median_and_range_over_seeds():
+    df = pd.DataFrame({"config": ["a"] * 3 + ["b"] * 2, "seed": [0, 1, 2, 0, 1],
+                       "x": [3.0, 1.0, 2.0, 5.0, 7.0]})
+    s = sv.spread(df, ["config"], ["x"]).set_index("config")
+    assert s.loc["a", ["x", "x_min", "x_max"]].tolist() == [2.0, 1.0, 3.0]
+    assert s.loc["b", ["x", "x_min", "x_max"]].tolist() == [6.0, 5.0, 7.0]
+    assert sv.median_range(s.reset_index(), "x", "{:.0f}").tolist() == ["2 (1\u20133)",
+                                                                         "6 (5\u20137)"]
+
+
+def test_the_representative_seed_follows_its_rule():
+    m = sv.seed_means()
+    assert len(m) == sv.SETTING.seed_candidates and m["prompt_mean_tokens"].nunique() > 1
+    rep = sv.representative_seed()
+    long = sv.population().prompt.mean()
+    assert abs(m.set_index("seed").loc[rep, "prompt_mean_tokens"] - long) == \
+        pytest.approx((m["prompt_mean_tokens"] - long).abs().min())
+    # the seeds of a sweep are different samples of one sampler
+    a, b = (sv.SETTING.traffic(1.0, seed) for seed in sv.SETTING.seeds[:2])
+    assert not np.array_equal(a.prompt, b.prompt)
+
+
+def test_goodput_over_seeds_says_when_it_is_a_bound():
+    df = pd.DataFrame({"config": ["a"] * 3, "tpot_slo_factor": [2.0] * 3, "seed": [0, 1, 2],
+                       "goodput_req_per_s": [8.0, 9.0, 10.0], "capped": [False, True, False],
+                       "missed": [False] * 3})
+    row = sv.goodput_spread(df).iloc[0]
+    assert row["goodput_req_per_s"] == 9.0 and row["capped"]
+    assert sv.goodput_text(row, 1.0) == "at least 9.0 (8.0\u201310.0)"
+    assert sv.goodput_words(row) == "at least 9.0 (8.0 to 10.0)"
+    missed = row.copy()
+    missed["missed"] = True
+    assert sv.goodput_text(missed, 1.5) == "below 1.5"
+
+
 def test_bad_input(server, traffic):
     with pytest.raises(ValueError, match="policy"):
         runs.simulate(traffic, server, "fastest")
@@ -215,10 +403,14 @@ def test_bad_input(server, traffic):
     assert tiny.kv_capacity_tokens == 100
     with pytest.raises(ValueError, match="cannot fit"):
         runs.simulate(traffic, tiny, "chunked", 512)
+    gpt = catalog.config("gpt-oss-20b")
+    windowed = dataclasses.replace(server, model=roofline.Model.from_config(
+        gpt, "gpt-oss-20b", params=catalog.params("gpt-oss-20b", active=True)))
+    with pytest.raises(ValueError, match="windowed"):
+        step_model(windowed)
 
 
 def test_max_rate_interpolates_the_attainment_curve():
-    import pandas as pd
     sweep = pd.DataFrame({"config": "x", "rate_per_s": [1.0, 2.0, 3.0],
                           "attainment": [1.0, 0.95, 0.5]})
     assert runs.max_rate(sweep, "x", 0.9) == pytest.approx(2 + 0.05 / 0.45)
@@ -227,7 +419,6 @@ def test_max_rate_interpolates_the_attainment_curve():
 
 
 def test_goodput_says_when_it_is_only_a_bound():
-    import pandas as pd
     sweep = pd.DataFrame({"config": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,
                           "rate_per_s": [1.0, 2.0, 3.0] * 3,
                           "attainment": [1.0, 0.95, 0.5, 1.0, 0.99, 0.91, 0.8, 0.5, 0.1]})
@@ -238,12 +429,13 @@ def test_goodput_says_when_it_is_only_a_bound():
     assert np.isnan(g.loc["c", "goodput_req_per_s"]) and g.loc["c", "missed"]
 
 
-def test_per_token_targets_are_multiples_of_the_bare_step(server):
-    bare = sv.bare_decode_s(server)
-    assert sv.targets(server) == (sv.SETTING.ttft_slo_s, sv.SETTING.tpot_slo_factor * bare)
-    assert sv.targets(server, tpot_slo_factor=3)[1] == pytest.approx(3 * bare)
+def test_per_token_targets_are_multiples_of_the_calibrated_bare_step(server):
+    bare = sv.bare_decode_s()
+    assert bare == pytest.approx(predict_step.step_seconds(server, 1, 0))
+    assert sv.targets() == (sv.SETTING.ttft_slo_s, sv.SETTING.tpot_slo_factor * bare)
+    assert sv.targets(tpot_slo_factor=3)[1] == pytest.approx(3 * bare)
     with pytest.raises(ValueError, match="tpot_slo_factor"):
-        sv.targets(server, tpot_slo_factor=0)
+        sv.targets(tpot_slo_factor=0)
 
 
 def test_an_instance_would_share_the_systems_nics():
@@ -252,67 +444,78 @@ def test_an_instance_would_share_the_systems_nics():
     assert sv.default_link_bytes_per_s() == 50e9
 
 
+def test_configurations_in_words():
+    assert sv.describe("Chunked 512 x 4") == \
+        "chunked prefill at a budget of 512 tokens on every machine"
+    assert sv.describe("No chunking x 4") == "no chunking on every machine"
+    assert sv.describe("1 prefill + 3 decode") == \
+        "a split of 1 prefill machine and 3 decode machines"
+
+
 # -- the engine, step by step on a hand-made queue ---------------------------------------------
 
-def test_chunked_prefill_step_by_step(server):
+def _step(e):
+    """Plan and run one step of an engine alone; its seconds."""
+    totals = e.plan()
+    seconds = float(e.cost.seconds(*totals)[0])
+    e.commit(seconds)
+    return totals, seconds
+
+
+def test_chunked_prefill_step_by_step(server, model):
     """Budget 8: decodes first, then prompt chunks, the one cut at the budget finished next."""
-    cost = roofline.step_cost(server.model, server.roof)
-    e = engine.ServingEngine([0.0, 0.0], [5, 6], [3, 2], cost, 1000, "chunked", 8)
-    e.arrive()
-    chunks, decode = e.schedule_chunked()
+    e = engine.ServingEngine([0.0, 0.0], [5, 6], [3, 2], model, 1000, "chunked", 8,
+                             compose=True)
+    totals, _ = _step(e)
     # nobody decodes yet: request 0's whole prompt, then 3 of request 1's 6 tokens
-    assert chunks == [(0, 0, 5), (1, 0, 3)] and not decode and e.prefilling == [0, 1]
-    e.t += e.execute(chunks, decode)
-    e.finish_chunks(chunks)
+    assert e.compositions[0] == ([(0, 5), (0, 3)], [])
+    assert totals == (8, 0, 15 + 6, 2)
     # request 0's prompt is done and gives its first token; request 1's is not
-    assert e.prefilling == [1] and e.decoding == [0]
+    assert e.prefilling == [1] and list(e.decoding) == [0]
     assert e.first[0] == e.t and np.isnan(e.first[1])
 
-    chunks, decode = e.schedule_chunked()
-    # request 0's decode takes one token of the budget; request 1's last 3 prompt tokens follow
-    assert chunks == [(1, 3, 3)] and decode
-    seconds = e.execute(chunks, decode)
+    totals, seconds = _step(e)
+    # request 0's decode takes one token of the budget; request 1's last 3 prompt tokens follow;
     # the decode reads 5 cached tokens and attends to 6 keys; the chunk re-reads the 3
     # tokens its prompt's first chunk wrote and attends 3 x 3 + 3 x 4 / 2 pairs
-    assert e.steps[-1][2:7] == (3, 1, 5 + 3, 6 + 15, 1)
-    assert seconds == pytest.approx(roofline.mixed_step(server.model, server.roof, [(3, 3)],
-                                                        [5]).seconds)
-    e.t += seconds
-    e.emit_decodes()
-    e.finish_chunks(chunks)
-    assert e.decoding == [0, 1] and list(e.generated) == [2, 1]
+    assert e.compositions[1] == ([(3, 3)], [5])
+    assert totals == (4, 5 + 3, 6 + 15, 2)
+    assert seconds == pytest.approx(float(model.seconds(4, 8, 21, 2)[0]))
+    assert list(e.decoding) == [0, 1]
 
-    chunks, decode = e.schedule_chunked()
-    assert chunks == [] and decode
-    e.t += e.execute(chunks, decode)
-    e.emit_decodes()
+    totals, seconds = _step(e)
+    assert e.compositions[2] == ([], [6, 6])
     # both reach their output length in this step: done, and their memory returned
-    assert e.done == 2 and e.held == 0 and (e.finish == e.t).all()
-    assert len(e.gaps) == 2 and list(e.gaps[1]) == pytest.approx([e.steps[2][1]] * 2)
+    assert e.done == 2 and e.held == 0 and e.finish == [e.t, e.t]
+    log = e.log()
+    gaps, ids = log.gaps()
+    assert sorted(ids.tolist()) == [0, 0, 1]
+    assert gaps[ids == 1] == pytest.approx([seconds])
+    assert e.plan() is None
 
 
-def test_without_chunking_a_prompt_step_decodes_nothing(server):
-    cost = roofline.step_cost(server.model, server.roof)
-    e = engine.ServingEngine([0.0, 0.0], [5, 6], [3, 2], cost, 1000, "prefill_first", 6)
+def test_without_chunking_a_prompt_step_decodes_nothing(server, model):
+    e = engine.ServingEngine([0.0, 0.0], [5, 6], [3, 2], model, 1000, "prefill_first", 6)
     e.arrive()
     # whole prompts while they fit in the budget (at least one): 5 + 6 > 6, so one
     assert e.schedule_prompts() == ([(0, 0, 5)], False)
-    log = engine.ServingEngine([0.0, 0.0], [5, 6], [3, 2], cost, 1000, "prefill_first",
+    log = engine.ServingEngine([0.0, 0.0], [5, 6], [3, 2], model, 1000, "prefill_first",
                                6).run()
     assert not np.isnan(log.finish_s).any()
 
 
-def test_the_budget_must_hold_the_running_decodes(server):
-    cost = roofline.step_cost(server.model, server.roof)
-    e = engine.ServingEngine([0.0] * 3, [4, 4, 4], [9, 9, 9], cost, 1000, "chunked", 2)
+def test_the_budget_must_hold_the_running_decodes(server, model):
+    e = engine.ServingEngine([0.0] * 3, [4, 4, 4], [9, 9, 9], model, 1000, "chunked", 2)
     with pytest.raises(ValueError, match="smaller than the 3 running decodes"):
-        e.decoding = [0, 1, 2]
+        e.decoding = {0: None, 1: None, 2: None}
         e.schedule_chunked()
     with pytest.raises(ValueError, match="mode"):
-        engine.ServingEngine([0.0], [4], [9], cost, 1000, "fastest", 2)
+        engine.ServingEngine([0.0], [4], [9], model, 1000, "fastest", 2)
 
 
 def test_chapter_runs_are_computed_once_and_handed_out_as_copies():
-    a = sv.saturation_runs()
-    a.loc[:, "steps"] = -1
-    assert (sv.saturation_runs()["steps"] > 0).all()
+    small = sv.Setting(seeds=(0,), n_requests=120, drop_first=20, drop_last=20,
+                       budgets=(512,))
+    a = sv.saturation_runs(small)
+    a.loc[:, "requests_per_s"] = -1
+    assert (sv.saturation_runs(small)["requests_per_s"] > 0).all()

@@ -40,6 +40,51 @@ def test_expected_tokens_by_hand():
     assert expected_tokens(0.999999, 4) == pytest.approx(5, rel=1e-5)  # continuous at a = 1
 
 
+def test_tokens_per_cycle_by_position_by_hand():
+    from napkin.speculative.acceptance import position_rates, tokens_per_cycle
+
+    assert tokens_per_cycle([0.8, 0.5]) == pytest.approx(1 + 0.8 + 0.8 * 0.5)
+    assert tokens_per_cycle([0.0, 0.9, 0.9]) == 1.0        # the chain stops at a rejection
+    assert tokens_per_cycle([0.7] * 4) == pytest.approx(expected_tokens(0.7, 4))
+    rates = position_rates(0.8, 7, profile=(1.0, 0.5, 0.25))
+    assert rates.tolist() == pytest.approx([0.8, 0.4, 0.2, 0.2, 0.2, 0.2, 0.2])  # last holds
+    with pytest.raises(ValueError, match="profile"):
+        position_rates(0.8, 3, profile=(1.0, 1.2))           # never likelier than the first
+    with pytest.raises(ValueError, match="profile"):
+        position_rates(0.8, 3, profile=(0.9, 0.8))
+    with pytest.raises(ValueError, match="rates"):
+        tokens_per_cycle([[0.5, 0.5]])
+    with pytest.raises(ValueError, match="acceptance"):
+        speculative.cycle_tokens([0.8, 0.7], 3)               # fewer rates than positions
+
+
+def test_acceptance_falls_with_position_as_published():
+    """EAGLE's Table 2 (data/): the chain's conditional rate by position, relative to the
+    first, is the median over the paper's models; it falls, and so a cycle yields fewer
+    tokens than one independent rate would promise."""
+    from napkin.speculative import acceptance as acc
+
+    table = acc.by_position()
+    eagle = table[(table["method"] == "EAGLE") & (table["temperature"].astype(str) == "0")]
+    assert eagle["target_model"].nunique() == 6 and eagle["draft_position"].max() == 5
+    wide = eagle.pivot_table(index="target_model", columns="draft_position",
+                             values="acceptance_low")
+    profile = acc.decay_profile()
+    assert profile[0] == 1.0
+    assert profile[1] == pytest.approx(float((wide[2] / wide[1]).median()))
+    assert all(r < 1 for r in profile[1:])
+    for k in (2, 3, 5, 10):
+        assert acc.tokens_per_cycle(acc.position_rates(0.85, k)) < expected_tokens(0.85, k)
+    low, high = acc.stated(published.DEEPSEEK_MTP)
+    ds = table[table["method"] == published.DEEPSEEK_MTP]
+    assert (low, high) == (ds["acceptance_low"].iloc[0], ds["acceptance_high"].iloc[0])
+    assert published.SWEEPS[2].acceptance == (low, high)
+    medusa = table[table["method"] == "Medusa-1 heads"]
+    assert (medusa["definition"] != acc.CONDITIONAL).all()  # a head's own accuracy, not used
+    with pytest.raises(ValueError, match="Medusa"):
+        acc.decay_profile("Medusa-1 heads", "")
+
+
 def test_acceptance_for_inverts_expected_tokens():
     for a, k in ((0.3, 1), (0.7, 4), (0.95, 7)):
         assert acceptance_for(expected_tokens(a, k), k) == pytest.approx(a, abs=1e-9)
@@ -152,6 +197,25 @@ def test_eagle_head_by_hand(h100):
     assert share == pytest.approx(p["active"] / catalog.params("Llama-3.1-8B"), rel=1e-9)
 
 
+def test_eagle3_head_has_its_reduced_draft_vocabulary(h100):
+    """The EAGLE-3 head the chapter cites scores a reduced vocabulary (its config, data/): its
+    output layer reads draft_vocab x hidden weights, not the target's whole vocabulary."""
+    cfg = catalog.config("Llama-3.1-8B")
+    head = speculative.draft.eagle3_for("Llama-3.1-8B")
+    assert head.draft_vocab == int(speculative.draft.configured(
+        "EAGLE-3 head", "Llama-3.1-8B", "draft_vocab_size")) < cfg["vocab_size"]
+    full = speculative.draft.head_params(h100, speculative.eagle(3))
+    reduced = speculative.draft.head_params(h100, head)
+    assert full["active"] - reduced["active"] == pytest.approx(
+        (cfg["vocab_size"] - head.draft_vocab) * cfg["hidden_size"])
+    assert speculative.draft.weight_share(h100, head) < \
+        speculative.draft.weight_share(h100, speculative.eagle(3))
+    with pytest.raises(ValueError, match="draft_vocab"):
+        speculative.eagle(3, draft_vocab=0)
+    with pytest.raises(ValueError, match="draft_vocab_size"):
+        speculative.draft.configured("EAGLE-3 head", "Llama-3.1-70B", "draft_vocab_size")
+
+
 def test_mtp_head_of_a_mixture_reads_one_layers_experts():
     ds = engine("H200", "DeepSeek-V3", n_chips=8, weights="FP8", kv="bf16")
     c = speculative.draft.constants(ds, speculative.mtp())
@@ -228,11 +292,30 @@ def test_held_out_rows_never_move_the_fit():
     assert a["predicted"].tolist() == pytest.approx(b["predicted"].tolist())
 
 
-def test_error_summary(checked):
+def test_errors_are_factors_per_sweep(checked):
+    """Each sweep's held-out errors, and all of them, as factors (exp |ln(pred/meas)|) with a
+    speed-signed bias: the same numbers napkin.validation.factor_stats gives."""
+    from napkin.validation import factor_stats
+
     errors = published.errors(checked).set_index("sweep")
-    assert errors.loc["all", "n"] == (checked["split"] == "test").sum()
     test = checked[checked["split"] == "test"]
-    assert errors.loc["all", "median_abs"] == pytest.approx(test["error"].abs().median())
+    assert set(errors.index) == {s.name for s in published.SWEEPS} | {"all"}
+    assert errors.loc["all", "n"] == len(test)
+    for sweep, rows in list(test.groupby("sweep")) + [("all", test)]:
+        log_ratio = np.log(rows["predicted"] / rows["measured"])
+        want = factor_stats(log_ratio, log_ratio)
+        for stat in ("n", "median", "p90", "bias"):
+            assert errors.loc[sweep, stat] == pytest.approx(want[stat]), (sweep, stat)
+        assert errors.loc[sweep, "median"] == pytest.approx(
+            np.exp(np.median(np.abs(log_ratio))))
+        roof = np.log(rows["roofline"] / rows["measured"])
+        assert errors.loc[sweep, "roofline_median"] == pytest.approx(
+            np.exp(np.median(np.abs(roof))))
+    assert (errors[["median", "p90", "max", "roofline_median"]] >= 1).all().all()
+    assert (checked["factor"] >= 1).all()
+    # a model that promises more speedup than measured has a bias above one
+    over = checked.assign(predicted=checked["measured"] * 1.5, log_ratio=np.log(1.5))
+    assert published.errors(over).set_index("sweep").loc["all", "bias"] == pytest.approx(1.5)
 
 
 def test_published_speedups_are_never_pooled_across_definitions():
@@ -249,11 +332,38 @@ def test_published_speedups_are_never_pooled_across_definitions():
 
 def test_machine_views(h100):
     for name in machines.MACHINES:
-        peak = machines.ridge_tokens(name, "peak")
-        measured = machines.ridge_tokens(name, "llama.cpp")
-        assert 0 < measured <= peak
+        assert machines.ridge_tokens(name, "peak") > 0
+        assert machines.ridge_tokens(name, "llama.cpp") > 0
     with pytest.raises(ValueError, match="view"):
         machines.view_calibration("M2 Ultra", "vibes")
+
+
+def test_each_machine_decodes_at_its_own_measured_share():
+    """The llama.cpp roof's bandwidth share is the machine's own published decode runs of the
+    reference model where the book has them (read from data), else its family's median."""
+    from napkin import buying
+
+    own = buying.own_decode_runs()
+    for name in machines.MACHINES:
+        runs = own[own["chip"] == name]["fraction_of_ceiling"]
+        share, basis = machines.decode_share(name)
+        assert len(runs), f"{name} has no own decode run in data/"
+        assert share == pytest.approx(float(np.median(runs)))
+        assert "own" in basis
+        assert machines.view_calibration(name, "llama.cpp").bandwidth_efficiency == share
+    # the M2 Ultra's own runs sit far below its family's median: the reason for this change
+    mac = buying.machine("M2 Ultra")
+    assert machines.decode_share("M2 Ultra")[0] < mac.fraction_quartiles[0]
+
+
+
+def test_a_machine_without_its_own_runs_takes_its_familys_median(monkeypatch):
+    from napkin import buying
+
+    mac = replace(buying.machine("M2 Ultra"), own_fractions=())
+    monkeypatch.setattr(machines, "machine", lambda name: mac)
+    share, basis = machines.decode_share("M2 Ultra")
+    assert share == mac.fraction_quartiles[1] and "family" in basis
 
 
 @pytest.fixture(scope="module")
@@ -294,7 +404,30 @@ def test_summary_is_the_library(chart_rows):
     for name in machines.MACHINES:
         assert s.loc[name, "speedup_b1"] == pytest.approx(
             machines.machine_speedup(name, "llama.cpp", 0.85, 0.1, 3, 1))
+        assert s.loc[name, "decode_share"] == machines.decode_share(name)[0]
     assert s.loc["M2 Ultra", "break_even_llama"] < s.loc["DGX Spark", "break_even_llama"]
+
+
+def test_prompt_lookup_acceptance_comes_from_the_data():
+    """Free n-gram drafting gets prompt lookup's own published acceptance lengths (the
+    averaged rows), not another draft's acceptance; with a draft that costs nothing and a
+    memory-bound verify step, the speedup is about those lengths on every machine."""
+    table = published.load()
+    rows = published.prompt_lookup(table)
+    assert len(rows) and rows["method"].isin(published.PROMPT_LOOKUP).all()
+    assert rows["dataset"].str.contains("Mean of|overall", case=False).all()
+    pld = table[table["method"].isin(published.PROMPT_LOOKUP) &
+                table["acceptance_length_tokens"].notna()]
+    assert len(pld) > len(rows)            # the per-dataset rows are left out
+    k = int(speculative.draft.configured("prompt lookup (PLD)", "any", "draft_tokens"))
+    low, high = rows["acceptance_length_tokens"].min(), rows["acceptance_length_tokens"].max()
+    out = machines.prompt_lookup((low, high), k, batches=(1,))
+    for _, r in out.iterrows():
+        assert 1 < r["speedup_b1"] <= r["tokens_per_cycle"] + 1e-9
+    spark = out[out["machine"] == "DGX Spark"].set_index("tokens_per_cycle")["speedup_b1"]
+    assert spark[high] == pytest.approx(high, rel=0.05)   # k + 1 tokens far below its ridge
+    with pytest.raises(ValueError, match="tokens"):
+        machines.tokens_speedup("DGX Spark", "llama.cpp", k + 2.0, k)
 
 
 # -- live measurement -----------------------------------------------------------------------------

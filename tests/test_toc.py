@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from napkin import essay, errata, exports, prose, toc
+from napkin import essay, errata, exports, toc
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -142,11 +142,3 @@ def test_every_essay_claim_has_its_checks_and_the_table_links_them():
     fails = checked[~checked["conclusion_holds"]]
     assert set(fails["claim"]) == set(list(errata.CHECKS.values())[1].claims) != set()
     assert html.count("the conclusion fails") == len(fails)
-
-
-def test_counted_says_one_thing_and_many_things():
-    assert prose.counted(1, "GPU") == "1 GPU"
-    assert prose.counted(8, "GPU") == "8 GPUs"
-    assert prose.counted(2, "query", "queries") == "2 queries"
-    with pytest.raises(ValueError, match="whole number"):
-        prose.counted(1.5, "GPU")

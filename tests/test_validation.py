@@ -123,66 +123,108 @@ def test_the_plain_roofline_is_optimistic_on_mlperf():
     assert (roof[ok] > rows.loc[ok, "value"]).mean() > 0.9
 
 
-# -- the fit and the reported error ----------------------------------------------------------
-
-def test_the_fit_is_physical_and_beats_the_roofline_where_it_was_fitted():
-    fit = v.fit()
-    cal = fit.calibration
-    assert 0.3 < cal.bandwidth_efficiency <= 1 and 0.1 < cal.compute_efficiency <= 1
-    assert 0 < cal.step_overhead_s < 0.05 and cal.tpot_tail >= 1
-    t = v.error_table(("group",))
-    train = t[t["split"] == "train"].set_index("group")
-    assert (train["median_abs"] < train["roofline_median_abs"]).all()
-
-
-def _offline_band_by_hand() -> dict:
-    """The held-out MLPerf Offline error, recomputed through the public API from the data."""
-    m = v.mlperf()
-    rows = m[(m["round"] == "v5.1") & (m["scenario"] == "Offline")]
-    pred = v.predict_rows(rows)
-    roof = v.predict_rows(rows, ROOFLINE)
+def test_a_row_naming_a_book_chip_and_model_needs_no_alias():
+    rows = _serving_fixture().loc[[10]].assign(gpu="MI300X", model="Qwen2.5-72B-Instruct")
     cases = v.interpret(rows)
-    keep = pred.notna() & ~cases["duplicate"] & ~v.impossible(cases, roof)
-    err = pred[keep] / rows.loc[keep, "value"] - 1
-    return {"n": int(keep.sum()), "median_abs": float(err.abs().median()),
-            "p90_abs": float(err.abs().quantile(0.9)), "bias": float(err.median())}
+    assert cases.loc[10, "ok"], cases.loc[10, "reason"]
+    assert (cases.loc[10, "chip"], cases.loc[10, "model"]) == ("MI300X", "Qwen2.5-72B-Instruct")
+    assert np.isfinite(v.predict_rows(rows, CAL)[10])
 
 
-def test_the_reported_held_out_error_is_recomputed_from_the_data(tmp_path, monkeypatch):
-    """The band is what the rows in data/ say: recomputed by hand it agrees; scale the
-    held-out measurements and the fit does not move (it never sees them) while the band
-    does, by exactly what the scaling implies."""
-    band = v.error_band("offline")
-    by_hand = _offline_band_by_hand()
-    for key in ("n", "median_abs", "p90_abs", "bias"):
-        assert band[key] == pytest.approx(by_hand[key], rel=1e-9)
-    fitted = v.fit().calibration
+def test_every_row_carries_its_serving_stack():
+    cases = v.all_cases()
+    ok = cases[cases["ok"]]
+    assert ok["stack"].str.count("/").eq(2).all()
+    assert {"Argonne/AMD/vLLM", "MLPerf/NVIDIA/TensorRT-LLM"} <= set(ok["stack"])
 
+
+# -- the stored fit, and the errors as factors -----------------------------------------------
+
+@pytest.mark.slow
+def test_the_published_fit_is_what_the_raw_rows_give():
+    """data/step_model_parameters.csv and step_model_stacks.csv are derived: refitting the
+    calibrated model on every usable row gives them back."""
+    from napkin.predict import calibration as calib
+    from napkin.validation import derive
+
+    found = derive.fit_on(derive.rows(), v.CALIBRATED)
+    stored = calib.stored()
+    for name in v.CALIBRATED.free + ("tpot_tail",):
+        assert getattr(found.calibration, name) == pytest.approx(getattr(stored, name),
+                                                                 rel=1e-3, abs=1e-9), name
+    stacks = calib.stored_stacks()
+    assert set(stacks) == set(found.stacks)
+    for name, s in found.stacks.items():
+        assert (s.efficiency, s.overhead) == pytest.approx(
+            (stacks[name].efficiency, stacks[name].overhead), rel=1e-3), name
+
+
+@pytest.mark.slow
+def test_the_fixed_split_fit_never_sees_a_held_out_row():
+    """Scale every held-out measurement by 1.5: the fixed split's fit does not move."""
+    from napkin.validation import derive
+
+    cases = derive.rows()
+    before = derive.fit_on(derive.fixed_split(cases), v.ONE_NUMBER).calibration
+    held = cases["split"] == "test"
+    scaled = cases.assign(measured=np.where(held, 1.5 * cases["measured"], cases["measured"]))
+    after = derive.fit_on(derive.fixed_split(scaled), v.ONE_NUMBER).calibration
+    assert after == before
+
+
+def test_errors_are_factors_either_way():
+    stats = v.factor_stats(np.log([2.0, 0.5, 1.0, 1.25, 0.8]),
+                           np.log([2.0, 0.5, 1.0, 1.25, 0.8]))
+    assert stats["median"] == pytest.approx(1.25) and stats["n"] == 5
+    assert stats["bias"] == pytest.approx(1.0)
+    # a prediction twice the measured latency is as far off as half the measured rate, and
+    # both are pessimistic about speed
+    rows = pd.DataFrame({"predicted": [2.0, 50.0], "measured": [1.0, 100.0],
+                         "kind": ["static_e2e", "offline_rate"]})
+    e = v.report._errors(rows)
+    assert e["factor"].tolist() == pytest.approx([2.0, 2.0])
+    assert e["speed"].tolist() == pytest.approx([-np.log(2), -np.log(2)])
+
+
+def test_bands_are_factors_for_each_scenario_and_case_and_refuse_unknown_ones():
+    for scenario in ("offline", "server", "static", "all"):
+        for case in ("new", "seen"):
+            b = v.error_band(scenario, case)
+            assert b["n"] > 0 and 1 <= b["median"] <= b["p90"] and b["bias"] > 0
+            assert "cross-validated" in b["text"] and f"x{b['median']:.2f}" in b["text"]
+    with pytest.raises(ValueError, match="scenario"):
+        v.error_band("batch")
+    with pytest.raises(ValueError, match="case"):
+        v.error_band("offline", "old")
+
+
+def test_a_band_is_recomputed_from_the_rows_in_data(tmp_path, monkeypatch):
+    """The stored predictions stay, the measurements are read afresh: scale every MLPerf
+    Offline result by 1.5 and the Offline band's bias moves by exactly that factor (the
+    model now promises 1.5 times less speed than measured)."""
+    band = v.error_band("offline", "all")
     data = tmp_path / "data"
     shutil.copytree(v.tables.data_dir(), data)
     table = pd.read_csv(data / "mlperf_llm.csv")
-    held_out = table["round"] == "v5.1"
-    table.loc[held_out, "value"] *= 1.5
+    table.loc[table["scenario"] == "Offline", "value"] *= 1.5
     table.to_csv(data / "mlperf_llm.csv", index=False)
     monkeypatch.setenv("NAPKIN_DATA", str(data))
     v.refresh()
     try:
-        assert v.fit().calibration == fitted
-        scaled = v.error_band("offline")
+        scaled = v.error_band("offline", "all")
         assert scaled["n"] == band["n"]
-        assert scaled["bias"] == pytest.approx((1 + band["bias"]) / 1.5 - 1, rel=1e-6)
+        assert scaled["bias"] == pytest.approx(band["bias"] / 1.5, rel=1e-9)
     finally:
         monkeypatch.delenv("NAPKIN_DATA")
         v.refresh()
 
 
-def test_error_bands_cover_each_scenario_and_refuse_unknown_ones():
-    for name in ("offline", "server", "static", "all"):
-        b = v.error_band(name)
-        assert b["n"] > 0 and 0 <= b["median_abs"] <= b["p90_abs"]
-        assert "held-out" in b["text"]
-    with pytest.raises(ValueError, match="scenario"):
-        v.error_band("batch")
+def test_the_fixed_split_table_has_every_baseline_beside_the_model():
+    t = v.error_table(("group",))
+    held = t[(t["split"] == "test") & (t["group"] == "MLPerf Offline")]
+    assert {"calibrated step model", "one-number discount", "essay's 50 % rule",
+            "plain roofline"} <= set(held["structure"])
+    assert (held["median"] >= 1).all()
 
 
 def test_the_frontier_data_pairs_model_curves_with_mlperf_runs():

@@ -24,6 +24,13 @@ def main(argv: list[str] | None = None) -> int:
 
     verify_cli.add_arguments(sub.add_parser("verify", help="what verifying k drafted tokens "
                                             "costs here", description=verify_cli.__doc__))
+    from .readers import cli as readers_cli
+
+    readers_cli.add_share_arguments(sub.add_parser(
+        "share", help="turn a `make measure` record into a submission for the readers' page",
+        description=readers_cli.share.__doc__))
+    readers_cli.add_results_arguments(sub.add_parser(
+        "results", help="check submissions for the readers' page"))
     figures = sub.add_parser("figures", help="export every figure to SVG/PNG/PDF with its data")
     figures.add_argument("--out", default="_build/figures", help="output folder")
     args = parser.parse_args(argv)
@@ -55,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
         from .measure import verify_cli
 
         return verify_cli.main(args)
+    if args.command in ("share", "results"):
+        from .readers import cli as readers_cli
+
+        return getattr(readers_cli, args.command)(args)
     if args.command == "figures":
         from .exports import export_all
 

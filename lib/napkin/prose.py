@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-__all__ = ["counted", "glue", "glue_markdown", "plain"]
+__all__ = ["count", "glue", "glue_markdown", "plain"]
 
 
 def plain(value):
@@ -34,10 +34,10 @@ def glue_markdown(name: str, text: str) -> None:
     myst_glue(name, Markdown(text), display=False)
 
 
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """``"1 GPU"``, ``"8 GPUs"``: a count with its noun in the right number, so a computed
-    sentence never says "1 GPUs" or hedges with "GPU(s)"."""
-    n = plain(n)
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise ValueError(f"counted: n must be a whole number, got {n!r}")
-    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+def count(n, noun: str, plural: str | None = None) -> str:
+    """``1 user``, ``2 users``, ``1 GPU``, ``8 GPUs``: a whole number with its noun in the
+    right number (never ``user(s)``). ``plural`` for a noun that does not take an ``s``."""
+    if isinstance(n, bool) or int(n) != n:
+        raise ValueError(f"count needs a whole number, got {n!r}")
+    n = int(n)
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"

@@ -116,7 +116,8 @@ def gpus(test: str = "tg128") -> pd.DataFrame:
     df["quant"] = "Q4_0"
     df["variant_note"] = [_variant_note(g) for g in df["gpu"]]
     return _finish(df[["machine", "family", "quant", "bandwidth_bytes_per_s", "bytes_per_token",
-                       "tokens_per_s", "confidence", "source_url", "backend", "variant_note"]])
+                       "tokens_per_s", "confidence", "source_url", "backend", "variant_note",
+                       "llama_cpp_commit"]])
 
 
 def _variant_note(gpu: str) -> str:
@@ -174,7 +175,7 @@ def cpus() -> pd.DataFrame:
     df["tokens_per_s"] = df["throughput_tok_per_s"].astype(float)
     return _finish(df[["machine", "family", "quant", "bandwidth_bytes_per_s", "bytes_per_token",
                        "tokens_per_s", "confidence", "source_url", "bandwidth_kind",
-                       "bits_per_weight_basis"]])
+                       "bits_per_weight_basis", "date"]])
 
 
 def all_machines(test: str = "tg128") -> pd.DataFrame:

@@ -23,7 +23,7 @@ def _machine_row(m: Machine, fmts: list[str]) -> dict:
     row = {
         "machine": m.name, "vendor": m.vendor, "family": m.family, "backend": m.backend,
         "bw": m.bandwidth_bytes_per_s, "capacity": m.capacity_bytes, "usable": m.usable_bytes,
-        "capacity_basis": m.capacity_basis,
+        "raisable": m.raisable_bytes, "capacity_basis": m.capacity_basis,
         "eff_low": float(eff.min()) if eff is not None else 0.0,
         "eff_mid": float(np.median(eff)) if eff is not None else 0.0,
         "eff_high": float(eff.max()) if eff is not None else 0.0,
@@ -100,7 +100,7 @@ def js_expressions() -> dict[str, str]:
     (prompt), ``O`` (output), ``U`` (users) and ``bpw`` (bytes per weight)."""
     e = _work()
     e["fits"] = f"({e['need']}) <= datum.usable"
-    e["fits_raised"] = f"({e['need']}) <= datum.capacity"
+    e["fits_raised"] = f"({e['need']}) <= datum.raisable"
     e["ttft_mid"] = f"datum.eff_mid > 0 ? ({e['prefill']}) / datum.eff_mid : null"
     e["ttft_fast"] = f"datum.eff_high > 0 ? ({e['prefill']}) / datum.eff_high : null"
     e["ttft_slow"] = f"datum.eff_low > 0 ? ({e['prefill']}) / datum.eff_low : null"

@@ -60,23 +60,26 @@ def _fit(m: Machine, w: Workload, t: _Terms) -> dict:
     need = w_total + w.users * kv_end
     max_users = kvcache.max_batch(cfg, w.context_tokens, m.usable_bytes, w_total, KV_DTYPE) \
         if w_total <= m.usable_bytes else 0
-    cap, usable = m.capacity_bytes, m.usable_bytes
+    cap, usable, most = m.capacity_bytes, m.usable_bytes, m.raisable_bytes
+    users = "1 user" if w.users == 1 else f"{w.users} users"
     message = ""
-    if w_total > cap:
+    if w_total > most:
         message = (f"{w.model} at {w.weight_format} ({w_total / GiB:,.1f} GiB of weights) does "
-                   f"not fit in {m.name}'s {cap / GiB:,.0f} GiB")
-    elif need > cap:
-        message = (f"{w.users} users need {need / GiB:,.1f} GiB (weights {w_total / GiB:,.1f} "
+                   f"not fit in {m.name}'s {cap / GiB:,.0f} GiB"
+                   + (f" (its GPU may use {most / GiB:,.1f})" if most < cap else ""))
+    elif need > most:
+        message = (f"{users} need {need / GiB:,.1f} GiB (weights {w_total / GiB:,.1f} "
                    f"GiB + {w.users} x {kv_end / GiB:,.2f} GiB of cache); {m.name} has "
-                   f"{cap / GiB:,.0f} GiB, room for {max_users}"
-                   + (" within its default GPU limit" if usable < cap else ""))
+                   f"{cap / GiB:,.0f} GiB" + (f", its GPU may use {most / GiB:,.1f}"
+                                              if most < cap else "") + f", room for {max_users}"
+                   + (" within its default GPU limit" if usable < most else ""))
     elif need > usable:
         message = (f"{RAISE_LIMIT} to at least {math.ceil(need / MiB):,} MiB: it needs "
                    f"{need / GiB:,.1f} GiB, and macOS lets the GPU use {usable / GiB:,.1f} of "
                    f"{cap / GiB:,.0f} GiB by default")
     return {"weights_GiB": w_total / GiB, "kv_per_user_GiB": kv_end / GiB,
             "need_GiB": need / GiB, "fits": bool(need <= usable),
-            "fits_after_raising": bool(usable < need <= cap), "max_users": int(max_users),
+            "fits_after_raising": bool(usable < need <= most), "max_users": int(max_users),
             "message": message}
 
 

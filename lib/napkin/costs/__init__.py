@@ -4,7 +4,10 @@ Chapter 11 (``notebooks/11_cost_and_energy``). The modules, one concept each:
 
 - :mod:`~napkin.costs.prices`: rental, API, list and electricity prices from ``data/``, with
   their dates and how old they are on a given day;
-- :mod:`~napkin.costs.power`: what a machine draws while it generates (measured, or rated);
+- :mod:`~napkin.costs.power`: what a machine draws while it generates (measured at the wall,
+  or rated; a rented GPU's share of its server times the data center's PUE);
+- :mod:`~napkin.costs.service`: the service level a way is priced at (speed per user, first
+  token), from sourced reading speeds and attention limits;
 - :mod:`~napkin.costs.throughput`: output tokens per second of each way to serve a workload
   (the calibrated step model for rented GPUs, chapter 8's estimate for desk machines), with
   its band, and whether the workload fits at all;
@@ -20,12 +23,13 @@ The workload is chapter 8's :class:`napkin.buying.Workload` (model, weight forma
 answer lengths, users at once).
 """
 
-from . import chapter, compare, energy, model, page, power, prices, throughput
+from . import chapter, compare, energy, model, page, power, prices, service, throughput
 from .compare import API, breakeven_table, cost_column, cost_table
 from .model import DEFAULT_HOURS_PER_DAY, DEFAULT_LIFE_YEARS, FORMULAS, Usage
-from .throughput import DESK, RENTED, Serving, owned, rented
+from .service import ServiceLevel
+from .throughput import DESK, RENTED, Serving, committed, desk_format, owned, rented
 
-__all__ = ["chapter", "compare", "energy", "model", "page", "power", "prices", "throughput", "API",
-           "breakeven_table", "cost_column", "cost_table", "DEFAULT_HOURS_PER_DAY",
-           "DEFAULT_LIFE_YEARS", "FORMULAS", "Usage", "DESK", "RENTED", "Serving", "owned",
-           "rented"]
+__all__ = ["chapter", "compare", "energy", "model", "page", "power", "prices", "service",
+           "throughput", "API", "breakeven_table", "cost_column", "cost_table",
+           "DEFAULT_HOURS_PER_DAY", "DEFAULT_LIFE_YEARS", "FORMULAS", "Usage", "ServiceLevel",
+           "DESK", "RENTED", "Serving", "committed", "desk_format", "owned", "rented"]

@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from ..buying import fmt_range
+from ..prose import count
 from . import energy, page, prices
 from .throughput import RENTED
 
@@ -28,23 +29,34 @@ def join(names, article: str = "the ") -> str:
 
 
 def rental_display() -> pd.DataFrame:
-    """Rental price per GPU-hour of the GPUs the chapter rents: providers, median, range,
-    dates."""
+    """Rental price per GPU-hour of the GPUs the chapter rents: providers, median, range and
+    dates of the on-demand quotes, and the cheapest recorded contract that pays every hour
+    of a term (with its term and date), where there is one."""
     df = prices.rental_table(list(RENTED))
+
+    def contract(chip):
+        q = prices.committed_price(chip)
+        return "none recorded" if q is None else (
+            f"{q['price']:,.2f} ({q['offer'].split(', ')[-1]}, {q['day'].isoformat()[:7]})")
+
     return pd.DataFrame({
         "chip": df["chip"], "quotes": df["quotes"],
         "median": df["median"].map("{:,.2f}".format),
         "range": [f"{a:,.2f}–{b:,.2f}" for a, b in zip(df["low"], df["high"])],
-        "dates": [prices.span_text([a, b]) for a, b in zip(df["oldest"], df["newest"])]})
+        "dates": [prices.span_text([a, b]) for a, b in zip(df["oldest"], df["newest"])],
+        "committed": df["chip"].map(contract)})
 
 
 def api_display(prompt_tokens: int, output_tokens: int) -> pd.DataFrame:
-    """Each model's API price per million output tokens for a request of these lengths
-    (input weighted in), over the providers that list it, with dates."""
+    """Each model's API prices over the providers that list it, with dates: the median
+    output price alone, and the blended price of a request of these lengths (output price
+    plus input price times prompt over answer), both per million output tokens."""
     rows = []
     for m in API_MODELS:
         q = prices.api_price(m, prompt_tokens, output_tokens)
-        rows.append({"model": m, "providers": q["providers"], "median": f"{q['median']:,.2f}",
+        out = prices.api_quotes(m)["output_usd_per_mtok"]
+        rows.append({"model": m, "providers": q["providers"],
+                     "output": f"{out.median():,.2f}", "median": f"{q['median']:,.2f}",
                      "range": f"{q['low']:,.2f}–{q['high']:,.2f}",
                      "dates": prices.span_text([q["oldest"], q["newest"]])})
     return pd.DataFrame(rows)
@@ -64,54 +76,126 @@ def _money(v: float) -> str:
     return "" if v != v else (f"{v:,.2f}" if v < 100 else f"{v:,.0f}")
 
 
+def band_text(r) -> str:
+    """Which error band a row's range is, with its factors: ``static, seen: x1.15 for half
+    the rows, x1.83 for nine in ten`` (a rented GPU), or chapter 8's (a desk machine)."""
+    if r.kind == "api":
+        return "providers' spread"
+    if r.band_p90 == r.band_p90:
+        return f"{r.band}: x{r.band_median:.2f} median, x{r.band_p90:.2f} p90 (range)"
+    return str(r.band)
+
+
+def _as(r) -> str:
+    if r.kind == "api":
+        return "blended price: output + input x prompt / answer"
+    if r.kind in ("rented", "committed"):
+        paid = "on demand" if r.kind == "rented" else "on a contract, every hour paid"
+        return f"rented {paid}: {r.configuration}, {r.weight_format}"
+    card = " (card only)" if str(r.price_scope).startswith("graphics card") else ""
+    return f"bought: {r.configuration}{card}, {r.weight_format}"
+
+
 def cost_display(table: pd.DataFrame) -> pd.DataFrame:
-    """A :func:`napkin.costs.cost_table` formatted for the page: ranges as text, reasons for
-    the ways that cannot hold the workload."""
+    """A :func:`napkin.costs.cost_table` formatted for the page, dollars first after the way
+    (the column a phone shows without scrolling): cost with its band, how long a user waits
+    for the whole reply, users, each user's decode speed, all users' output rate (each
+    prompt's prefill included), joules, which band the range is, what was priced, and why
+    a way is not priced."""
     def band(mid, low, high, digits):
         return "" if mid != mid else fmt_range(low, mid, high, digits)
 
-    def as_what(r):
-        if r.kind == "api":
-            return "quoted prices"
-        if r.kind == "rented":
-            return f"rented: {r.configuration}"
-        card = str(r.price_scope).startswith("graphics card")
-        return f"bought: {r.configuration}" + (" (card only)" if card else "")
+    def num(v, fmt):
+        return "" if v != v else fmt.format(v)
 
+    served = table["fits"]
     return pd.DataFrame({
         "option": table["option"],
-        "as": [as_what(r) if r.fits else "" for r in table.itertuples()],
-        "users": [str(int(u)) if f and k != "api" else "" for u, f, k in
-                  zip(table["users"], table["fits"], table["kind"])],
-        "tokens": [band(m, lo, hi, 1) for m, lo, hi in zip(
-            table["tokens_per_s"], table["tokens_per_s_low"], table["tokens_per_s_high"])],
-        "per_user": table["per_user_tokens_per_s"].map(lambda v: "" if v != v else f"{v:,.1f}"),
         "usd": [("" if m != m else f"{_money(m)} ({_money(lo)}–{_money(hi)})")
                 for m, lo, hi in zip(table["usd_per_mtok"], table["usd_per_mtok_low"],
                                      table["usd_per_mtok_high"])],
+        "latency": ["" if t != t else f"{t:,.1f} + {a - t:,.1f} = {a:,.1f}"
+                    for t, a in zip(table["first_token_s"], table["latency_s"])],
+        "users": [str(int(u)) if f and k != "api" else "" for u, f, k in
+                  zip(table["users"], served, table["kind"])],
+        "per_user": table["per_user_tokens_per_s"].map(lambda v: num(v, "{:,.1f}")),
+        "tokens": [band(m, lo, hi, 1) for m, lo, hi in zip(
+            table["tokens_per_s"], table["tokens_per_s_low"], table["tokens_per_s_high"])],
         "joules": [band(m, lo, hi, 2) for m, lo, hi in zip(
             table["joules_per_token"], table["joules_per_token_low"],
             table["joules_per_token_high"])],
+        "band": [band_text(r) if r.fits else "" for r in table.itertuples()],
+        "as": [_as(r) if r.fits else "" for r in table.itertuples()],
         "note": table["reason"].fillna("")})
+
+
+#: Column titles of :func:`cost_display`, for ``napkin.tables.styled``.
+COST_COLUMNS = {
+    "option": "Way", "usd": "USD per million output tokens (band)",
+    "latency": "First token + answer = whole reply (s)", "users": "Users at once",
+    "per_user": "Decode speed each user sees (tokens/s)",
+    "tokens": "Output tokens/s, all users, prefill included (band)",
+    "joules": "Joules per token, at the wall (band)", "band": "Band of the range",
+    "as": "Priced as", "note": "Why not"}
+
+
+def way_name(r) -> str:
+    """A way as prose names it: ``a rented B200 engine (1 GPU)``, ``the DGX Spark``,
+    ``the RTX PRO 6000 Blackwell card``, ``an H100 SXM engine on a 1-year contract``."""
+    if r.kind == "api":
+        return "the API"
+    if r.kind in ("rented", "committed"):
+        gpus = count(int(r.n_chips), "GPU")
+        if r.kind == "rented":
+            return f"a rented {r.chip} engine ({gpus})"
+        return f"{'an' if r.chip[0] in 'H' else 'a'} {r.chip} engine on a one-year contract " \
+               f"({gpus})"
+    return f"the {r.option}" + (" card" if str(r.price_scope).startswith("graphics card")
+                                else "")
+
+
+def priced_list(table: pd.DataFrame, reply: bool = False) -> str:
+    """Each priced way of a :func:`napkin.costs.cost_table` with its dollars per million
+    output tokens written beside it (never a list of numbers matched to names by order),
+    cheapest first; ``reply`` adds the users and the whole reply's time."""
+    parts = []
+    for r in table[table["fits"] & (table["kind"] != "api")].itertuples():
+        who = f"{count(int(r.users), 'user')}, " if r.users != 1 else ""
+        extra = f" ({who}whole reply in {r.latency_s:,.0f} s)" if reply else ""
+        parts.append(f"{way_name(r)}: {_money(r.usd_per_mtok)} USD{extra}")
+    return "; ".join(parts)
 
 
 def _hours(v: float) -> str:
     return "never" if v == math.inf else ("" if v != v else f"{v:,.1f}")
 
 
-def breakeven_display(one: pd.DataFrame, many: pd.DataFrame) -> pd.DataFrame:
-    """Break-even hours a day, one user and as many as fit, side by side per machine."""
-    m = many.set_index("option")
+def _versus(own: float, ref: float) -> str:
+    if own != own or ref != ref:
+        return ""
+    return f"{_money(own)} vs {_money(ref)}: " + ("cheaper" if own < ref else "dearer")
+
+
+def breakeven_display(one: pd.DataFrame, level: pd.DataFrame) -> pd.DataFrame:
+    """Per bought machine that holds the workload: for one user, the hours a day above which
+    it beats the cheapest GPU rented on demand and the API's blended price, and its cost
+    beside the cheapest one-year contract; at the service level, the users it serves and the
+    same two break-evens ("misses it" where it serves none)."""
+    m = level.set_index("option")
+
+    def at(o, col, how):
+        return how(m.loc[o, col]) if o in m.index else ""
+
     return pd.DataFrame({
         "option": one["option"],
         "rent_1": one["hours_to_beat_renting"].map(_hours),
         "api_1": one["hours_to_beat_api"].map(_hours),
-        "users_many": one["option"].map(lambda o: str(int(m.loc[o, "users"]))
-                                        if o in m.index else ""),
-        "rent_many": one["option"].map(lambda o: _hours(m.loc[o, "hours_to_beat_renting"])
-                                       if o in m.index else ""),
-        "api_many": one["option"].map(lambda o: _hours(m.loc[o, "hours_to_beat_api"])
-                                      if o in m.index else "")})
+        "committed_1": [_versus(o, c) for o, c in zip(one["usd_per_mtok"],
+                                                      one["committed_usd_per_mtok"])],
+        "users_level": [at(o, "users", lambda u: str(int(u))) or "misses it"
+                        for o in one["option"]],
+        "rent_level": [at(o, "hours_to_beat_renting", _hours) for o in one["option"]],
+        "api_level": [at(o, "hours_to_beat_api", _hours) for o in one["option"]]})
 
 
 def measured_serving(model: str = "Llama-3.3-70B", chips=("H100 SXM", "B200")) -> pd.DataFrame:

@@ -1,7 +1,9 @@
 """Every way of getting a workload's tokens side by side: dollars per million output tokens
-and joules per token, owned, rented and through an API, and the hours of use a day at which
-owning breaks even.
+and joules per token, owned, rented (on demand, or on a contract that pays every hour) and
+through an API, and the hours of use a day at which owning breaks even.
 
+A *way* of getting tokens is a machine and how it is paid for: a desk machine bought, a
+datacenter GPU rented by the hour or on a contract, or an API's price per token.
 :func:`cost_table` is the chapter's table; :func:`breakeven_table` its break-even hours;
 :func:`cost_column` the column chapter 8 adds to its ranking.
 """
@@ -17,12 +19,15 @@ import pandas as pd
 from .. import buying
 from . import model, power, prices
 from .model import Usage
-from .throughput import DESK, KV, RENTED, TP_SIZES, Serving, owned, rented
+from .throughput import DESK, KV, RENTED, TP_SIZES, Serving, committed, owned, rented
 
-#: What an API row is called.
+#: What an API row is called, and what its price is: the blended price of a request, per
+#: million output tokens (the output price plus the input price times prompt over answer).
 API = "API"
+API_PRICE_KIND = "blended: output price + input price x prompt / answer"
 BREAKEVEN_COLUMNS = ["option", "users", "usd_per_mtok", "rented_reference", "rented_usd_per_mtok",
-                     "hours_to_beat_renting", "api_usd_per_mtok", "hours_to_beat_api"]
+                     "hours_to_beat_renting", "api_usd_per_mtok", "hours_to_beat_api",
+                     "committed_reference", "committed_usd_per_mtok", "cheaper_than_committed"]
 
 
 def _costs(s: Serving, usage: Usage) -> dict:
@@ -39,6 +44,8 @@ def _costs(s: Serving, usage: Usage) -> dict:
     rates = np.array([s.tokens_per_s, s.tokens_per_s_high, s.tokens_per_s_low])
     if s.kind == "owned":
         cost = model.owned_usd_per_mtok(s.price_usd, rates, s.power_W, usage)
+    elif s.kind == "committed":
+        cost = model.committed_usd_per_mtok(s.usd_per_hour, rates, usage)
     else:
         cost = model.rented_usd_per_mtok(s.usd_per_hour, rates)
         out["usd_per_mtok_cheapest_quote"] = float(model.rented_usd_per_mtok(
@@ -59,25 +66,32 @@ def api_row(w: buying.Workload) -> dict:
     q = prices.api_price(w.model, w.prompt_tokens, w.output_tokens)
     return {"option": API, "kind": "api", "chip": "", "users": 0, "fits": True, "reason": "",
             "usd_per_mtok": q["median"], "usd_per_mtok_low": q["low"],
-            "usd_per_mtok_high": q["high"],
-            "price_basis": f"median of {q['quotes']} providers ({q['providers']}), "
-                           f"{prices.span_text([q['oldest'], q['newest']])}"}
+            "usd_per_mtok_high": q["high"], "price_kind": API_PRICE_KIND,
+            "price_basis": f"blended price, median of {q['quotes']} providers "
+                           f"({q['providers']}), {prices.span_text([q['oldest'], q['newest']])}"}
 
 
-def servings(w: buying.Workload, users: int | None = 1, desk=DESK,
-             rented_chips=RENTED) -> list[Serving]:
-    """Every desk machine owned and every datacenter GPU rented, serving ``w`` to ``users``
-    at once (None: as many as each can hold)."""
-    return [owned(c, w, users) for c in desk] + [rented(c, w, users) for c in rented_chips]
+def servings(w: buying.Workload, users=1, desk=DESK, rented_chips=RENTED,
+             include_committed: bool = True) -> list[Serving]:
+    """Every desk machine owned and every datacenter GPU rented (on demand, and on a
+    contract where one is recorded), serving ``w`` to ``users`` at once (a whole number, None:
+    as many as each can hold, or a :class:`~napkin.costs.service.ServiceLevel`)."""
+    out = [owned(c, w, users) for c in desk] + [rented(c, w, users) for c in rented_chips]
+    if include_committed:
+        out += [s for s in (committed(c, w, users) for c in rented_chips) if s is not None]
+    return out
 
 
-def cost_table(w: buying.Workload, users: int | None = 1, usage: Usage | None = None,
-               desk=DESK, rented_chips=RENTED, include_api: bool = True) -> pd.DataFrame:
+def cost_table(w: buying.Workload, users=1, usage: Usage | None = None, desk=DESK,
+               rented_chips=RENTED, include_api: bool = True,
+               include_committed: bool = True) -> pd.DataFrame:
     """Dollars per million output tokens and joules per token of every way to serve ``w``
-    to ``users`` at once (None: as many as each holds), cheapest first; ways that cannot
-    hold it come last, unpriced, with the reason."""
+    to ``users`` at once (a whole number, None: as many as each holds, or a
+    :class:`~napkin.costs.service.ServiceLevel`: as many as each serves within it), cheapest
+    first; ways that cannot serve it come last, unpriced, with the reason."""
     usage = (usage or Usage()).resolved()
-    rows = [{**asdict(s), **_costs(s, usage)} for s in servings(w, users, desk, rented_chips)]
+    rows = [{**asdict(s), **_costs(s, usage)}
+            for s in servings(w, users, desk, rented_chips, include_committed)]
     if include_api:
         rows.append(api_row(w))
     df = pd.DataFrame(rows)
@@ -86,17 +100,25 @@ def cost_table(w: buying.Workload, users: int | None = 1, usage: Usage | None = 
         drop=True)
 
 
-def breakeven_table(w: buying.Workload, users: int | None = 1,
-                    usage: Usage | None = None, table: pd.DataFrame | None = None
-                    ) -> pd.DataFrame:
-    """For each desk machine that holds ``w``: hours of use a day above which owning it makes
-    tokens cheaper than the cheapest rented GPU and than the API, at the same number of
-    users (inf: never within a day)."""
+def _cheapest(df: pd.DataFrame, kind: str) -> tuple[float, str]:
+    rows = df[(df["kind"] == kind) & df["fits"]]
+    if rows.empty:
+        return math.nan, ""
+    best = rows.loc[rows["usd_per_mtok"].idxmin()]
+    return float(best["usd_per_mtok"]), best["option"]
+
+
+def breakeven_table(w: buying.Workload, users=1, usage: Usage | None = None,
+                    table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """For each desk machine that serves ``w``: hours of use a day above which owning it
+    makes tokens cheaper than the cheapest GPU rented on demand and than the API's blended
+    price, at the same ``users`` (inf: never within a day); and, beside them, the cheapest
+    GPU rented on a contract at the usage's hours a day (a contract pays all 24, so its cost
+    per token falls with use as owning's does) and whether owning is cheaper."""
     usage = (usage or Usage()).resolved()
     df = cost_table(w, users, usage) if table is None else table
-    rent = df[(df["kind"] == "rented") & df["fits"]]
-    ref_rent = rent["usd_per_mtok"].min() if len(rent) else math.nan
-    cheapest = rent.loc[rent["usd_per_mtok"].idxmin(), "option"] if len(rent) else ""
+    ref_rent, cheapest = _cheapest(df, "rented")
+    ref_commit, commit_name = _cheapest(df, "committed")
     api = df[df["kind"] == "api"]["usd_per_mtok"]
     ref_api = float(api.iloc[0]) if len(api) else math.nan
     rows = []
@@ -109,7 +131,10 @@ def breakeven_table(w: buying.Workload, users: int | None = 1,
         rows.append({"option": r.option, "users": r.users, "usd_per_mtok": r.usd_per_mtok,
                      "rented_reference": cheapest, "rented_usd_per_mtok": ref_rent,
                      "hours_to_beat_renting": hours(ref_rent),
-                     "api_usd_per_mtok": ref_api, "hours_to_beat_api": hours(ref_api)})
+                     "api_usd_per_mtok": ref_api, "hours_to_beat_api": hours(ref_api),
+                     "committed_reference": commit_name,
+                     "committed_usd_per_mtok": ref_commit,
+                     "cheaper_than_committed": bool(r.usd_per_mtok < ref_commit)})
     return pd.DataFrame(rows, columns=BREAKEVEN_COLUMNS)
 
 
@@ -153,7 +178,8 @@ def trade_curves(w: buying.Workload, usage: Usage | None = None, desk=DESK,
                  rented_chips=RENTED, points: int = 16) -> pd.DataFrame:
     """Dollars per million output tokens against the tokens per second each user sees, as
     the users served at once grow from one to as many as fit: the trade a buyer makes. Desk
-    machines in their cheapest configuration that holds the model; rented GPUs on the engine
+    machines in their cheapest configuration that holds the model, at llama.cpp's format
+    (:func:`~napkin.costs.throughput.desk_format`); rented GPUs on the engine
     (1 to 8 GPUs) that makes the most tokens per GPU at each speed
     (:func:`napkin.predict.frontier.frontier`)."""
     from ..predict import frontier
@@ -168,6 +194,7 @@ def trade_curves(w: buying.Workload, usage: Usage | None = None, desk=DESK,
             s = owned(chip, w, int(u))
             c = _costs(s, usage)
             rows.append({"option": s.option, "kind": "owned", "users": s.users,
+                         "weight_format": s.weight_format,
                          "per_user_tokens_per_s": s.per_user_tokens_per_s,
                          "tokens_per_s": s.tokens_per_s, "usd_per_mtok": c["usd_per_mtok"],
                          "joules_per_token": c["joules_per_token"], "n_chips": 1})
@@ -179,14 +206,15 @@ def trade_curves(w: buying.Workload, usage: Usage | None = None, desk=DESK,
                                   sizes=TP_SIZES, points=points)
         except ValueError:  # fits on no engine size
             continue
-        rating = power.rating(chip)["power_W"]
+        draw = power.rented_draw(chip)["power_W"]
         for r in f.itertuples():
             rate = r.per_gpu_tok_per_s * r.tp
             rows.append({"option": f"{chip} (rented)", "kind": "rented", "users": int(r.batch),
+                         "weight_format": w.weight_format,
                          "per_user_tokens_per_s": r.per_user_tok_per_s, "tokens_per_s": rate,
                          "usd_per_mtok": float(model.rented_usd_per_mtok(
                              r.tp * quote["median"], rate)),
-                         "joules_per_token": float(model.joules_per_token(r.tp * rating, rate)),
+                         "joules_per_token": float(model.joules_per_token(r.tp * draw, rate)),
                          "n_chips": int(r.tp)})
     return pd.DataFrame(rows)
 

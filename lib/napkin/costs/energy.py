@@ -114,3 +114,21 @@ def cost_from_measurements(model: str, chip: str, usd_per_gpu_hour: float) -> pd
         raise ValueError(f"no ML.ENERGY chat run of {model!r} on {chip!r}")
     usd = df["n_gpus"] * usd_per_gpu_hour / 3600 * 1e6 / df["output_tok_per_s"]
     return df.assign(usd_per_mtok=usd).sort_values("mean_batch").reset_index(drop=True)
+
+
+def at_the_wall(runs: pd.DataFrame) -> pd.DataFrame:
+    """ML.ENERGY's measured runs with their energy per token counted as a desk machine's is,
+    at the wall: the GPUs' measured power plus each GPU's share of the rest of its server at
+    the server's maximum input (:func:`napkin.costs.power.node`: CPUs, NICs, NVSwitches,
+    fans), times the data center's PUE (:func:`napkin.costs.power.pue`), over the measured
+    rate. The server share at its maximum makes it an upper bound."""
+    out = runs.copy()
+    rest, facility = [], power.pue()["pue"]
+    for r in out.itertuples():
+        n = power.node(r.chip)
+        rest.append(r.n_gpus * (n["server_W"] - n["gpus"] * n["gpu_W"]) / n["gpus"])
+    out["server_rest_W"] = rest
+    out["pue"] = facility
+    out["wall_W"] = (out["gpu_power_W"] + out["server_rest_W"]) * facility
+    out["wall_J_per_token"] = out["wall_W"] / out["output_tok_per_s"]
+    return out

@@ -11,7 +11,8 @@ The inputs, all positive:
 - ``price_usd``: what an owned machine cost; ``life_years``: years it is used;
   ``hours_per_day``: hours a day it generates; ``power_W``: its draw while it does;
   ``usd_per_kWh``: the electricity price;
-- ``usd_per_hour``: what the rented GPUs cost together per hour;
+- ``usd_per_hour``: what the rented GPUs cost together per hour (on demand, paid for the
+  hours used; or on a contract, paid for all 24 hours of every day);
 - ``tokens_per_s``: output tokens per second the machine makes for the workload;
 - ``ref_usd_per_mtok``: the price per million tokens owning is compared with (renting, or an
   API).
@@ -45,6 +46,10 @@ FORMULAS = {
     "owned_usd_per_mtok": f"({_AMORTISED} + {_ENERGY}) * 1000000 / tokens_per_s",
     # rented GPUs: the hourly price over the tokens an hour makes (electricity included)
     "rented_usd_per_mtok": "usd_per_hour / 3600 * 1000000 / tokens_per_s",
+    # rented on a contract that pays every hour of the day, used or not: the hours paid
+    # over the hours used
+    "committed_usd_per_mtok": "usd_per_hour * 24 / hours_per_day / 3600 * 1000000 / "
+                              "tokens_per_s",
     # energy per output token: draw over rate
     "joules_per_token": "power_W / tokens_per_s",
     # hours a day at which the owned machine's dollars per token equal the reference's:
@@ -135,6 +140,15 @@ def rented_usd_per_mtok(usd_per_hour, tokens_per_s):
     """Dollars per million output tokens of rented GPUs (equation ``eq-cost-rented``)."""
     _positive(usd_per_hour=usd_per_hour, tokens_per_s=tokens_per_s)
     return evaluate("rented_usd_per_mtok", usd_per_hour=usd_per_hour, tokens_per_s=tokens_per_s)
+
+
+def committed_usd_per_mtok(usd_per_hour, tokens_per_s, usage: Usage):
+    """Dollars per million output tokens of GPUs rented on a contract that pays every hour,
+    used ``usage.hours_per_day`` of them (equation ``eq-cost-committed``)."""
+    u = usage.resolved()
+    _positive(usd_per_hour=usd_per_hour, tokens_per_s=tokens_per_s)
+    return evaluate("committed_usd_per_mtok", usd_per_hour=usd_per_hour,
+                    tokens_per_s=tokens_per_s, hours_per_day=u.hours_per_day)
 
 
 def joules_per_token(power_W, tokens_per_s):

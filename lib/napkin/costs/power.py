@@ -1,10 +1,13 @@
 """What a machine draws while it generates: a measured draw of the whole system where a
-source measured one, else the vendor's rating of the board or chip.
+source measured one, else the vendor's rating of the board or chip; and, for a rented
+datacenter GPU, its share of its server's power times the data center's overhead, so that it
+compares with a desk machine measured at the wall.
 
 Scopes differ and the book says which it used: a desk machine measured at the wall (its
-whole system, peak while generating), a graphics card or a datacenter GPU by its rating (the
-card or GPU alone: no host, no cooling). ML.ENERGY's measured GPU energy is in
-:mod:`napkin.costs.energy`.
+whole system, peak while generating), a graphics card by its rating (the card alone: its host
+is not counted), a rented GPU by :func:`rented_draw` (an eighth of its 8-GPU server's maximum
+input, times the industry's average PUE: like with like). ML.ENERGY's measured GPU energy is
+in :mod:`napkin.costs.energy`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,13 @@ from .. import tables
 RATINGS = ("thermal design power", "total graphics power", "maximum board power",
            "vendor's maximum at the wall")
 MEASURED = "measured peak while generating"
+#: The 8-GPU server each rented GPU is priced in (a ``machine`` of data/machine_power.csv).
+NODES = {"H100 SXM": "8 x H100 SXM or H200 (DGX)", "H200": "8 x H100 SXM or H200 (DGX)",
+         "B200": "8 x B200 (DGX)"}
+NODE_MAX = "maximum input"
+NODE_TYPICAL = ("typical input, low end", "typical input, high end")
+#: The PUE rows a rented GPU is charged with by default (data/datacenter_pue.csv).
+PUE_SCOPE = "industry average"
 
 
 @lru_cache(maxsize=1)
@@ -68,3 +78,65 @@ def local_stream_energy(model_words: str = "70b") -> pd.DataFrame:
     return df.assign(joules_per_token=df["power_W"] / df["tok_per_s"])[
         ["machine", "device", "workload", "power_W", "tok_per_s", "joules_per_token",
          "date", "source_url"]].reset_index(drop=True)
+
+
+def node(chip: str) -> dict:
+    """``chip``'s share of its 8-GPU server: the server's maximum input over its GPUs (W),
+    the GPUs' own rating beside it, the typical input where a source states one, and what
+    each is."""
+    if chip not in NODES:
+        raise ValueError(f"no server power for {chip!r}: data/machine_power.csv has the "
+                         f"servers of {', '.join(NODES)}")
+    df = _table()
+    rows = df[df["machine"] == NODES[chip]]
+    top = rows[rows["metric"] == NODE_MAX]
+    if top.empty:
+        raise ValueError(f"no {NODE_MAX!r} row for {NODES[chip]!r} in data/machine_power.csv")
+    gpus = int(NODES[chip].split(" x ")[0])
+    r = top.iloc[0]
+    typical = [float(rows[rows["metric"] == m]["power_W"].iloc[0]) / gpus
+               for m in NODE_TYPICAL if (rows["metric"] == m).any()]
+    return {"power_W": float(r["power_W"]) / gpus, "gpus": gpus,
+            "server_W": float(r["power_W"]), "gpu_W": rating(chip)["power_W"],
+            "typical_W": tuple(typical), "device": r["device"],
+            "basis": f"1/{gpus} of {r['device']}'s {NODE_MAX} ({r['power_W'] / 1000:,.1f} kW)",
+            "source_url": r["source_url"]}
+
+
+@lru_cache(maxsize=1)
+def _pue() -> pd.DataFrame:
+    return tables.load("datacenter_pue")
+
+
+def pue() -> dict:
+    """The data center overhead a rented GPU is charged with: the newest industry-average
+    power usage effectiveness (facility power over IT power), with its period and source."""
+    df = _pue()
+    avg = df[df["scope"] == PUE_SCOPE].sort_values("year")
+    if avg.empty:
+        raise ValueError(f"no {PUE_SCOPE!r} row in data/datacenter_pue.csv")
+    r = avg.iloc[-1]
+    return {"pue": float(r["pue"]), "period": str(r["year"]), "reporter": r["reporter"],
+            "source_url": r["source_url"]}
+
+
+def pue_range() -> tuple[float, float]:
+    """The lowest and highest PUE recorded (a hyperscaler's fleet, an industry average)."""
+    p = _pue()["pue"]
+    return float(p.min()), float(p.max())
+
+
+def rented_draw(chip: str) -> dict:
+    """What one rented ``chip`` draws from the grid, like a desk machine at the wall: its
+    share of its server's maximum input times the PUE. A GPU without a server row is charged
+    its own rating times the PUE, and says so (a lower bound: its host is not counted)."""
+    facility = pue()
+    try:
+        n = node(chip)
+        watts, basis = n["power_W"], n["basis"]
+    except ValueError:
+        r = rating(chip)  # raises for a GPU with no rating either
+        watts, basis = r["power_W"], f"{r['basis']}, the GPU alone (its server not counted)"
+    return {"power_W": watts * facility["pue"], "it_W": watts, "pue": facility["pue"],
+            "basis": f"{basis} x PUE {facility['pue']:.2f} ({facility['reporter']}, "
+                     f"{facility['period']})"}

@@ -19,6 +19,11 @@ from ..units import require_positive
 
 #: Offers that a reader can rent by the hour today, without a reservation or a spot bid.
 ON_DEMAND = ("on-demand", "on-demand, instance with host", "marketplace")
+#: Contracts that pay every hour of a term, used or not (data/gpu_rental_prices.csv).
+COMMITTED = ("committed, 1 year",)
+#: A quote whose variant its source does not name, read as the part it stands for: an index
+#: of "80GB H100" contracts at GPU clouds, whose 8-GPU servers are HGX (SXM) boards.
+STANDS_FOR = {"H100 (variant not stated)": "H100 SXM"}
 #: The electricity price the book defaults to: the U.S. residential average.
 DEFAULT_REGION = "United States"
 
@@ -58,6 +63,33 @@ def rental_price(chip: str) -> dict:
     dates of the oldest and newest."""
     q = rental_quotes(chip)
     return {"chip": chip, **_summary(q["price"], q["day"])}
+
+
+def committed_quotes(chip: str | None = None) -> pd.DataFrame:
+    """Prices per GPU-hour of contracts that pay every hour of a term (``COMMITTED``), the
+    latest reading of each, for ``chip`` (a quote that does not name its variant counts for
+    the part it stands for, :data:`STANDS_FOR`) or for every chip; empty where none is
+    recorded."""
+    df = tables.load("gpu_rental_prices")
+    df = df[df["offer"].isin(COMMITTED)].copy()
+    df["chip"] = df["chip"].replace(STANDS_FOR)
+    df["day"] = df["price_date"].map(day)
+    if chip is not None:
+        df = df[df["chip"] == chip]
+    latest = df.groupby(["chip", "provider", "offer"])["day"].transform("max")
+    return df[df["day"] == latest].sort_values(["chip", "price"]).reset_index(drop=True)
+
+
+def committed_price(chip: str) -> dict | None:
+    """USD per GPU-hour of the cheapest recorded contract for ``chip`` (every hour of its
+    term is paid), with its term, date and source; None where none is recorded."""
+    q = committed_quotes(chip)
+    if q.empty:
+        return None
+    r = q.iloc[0]
+    return {"chip": chip, "price": float(r["price"]), "offer": r["offer"],
+            "provider": r["provider"], "day": r["day"], "confidence": r["confidence"],
+            "source_url": r["source_url"]}
 
 
 def rental_table(chips: list[str]) -> pd.DataFrame:
@@ -131,7 +163,7 @@ def electricity_range() -> tuple[float, float]:
 def price_dates() -> pd.DataFrame:
     """Every price the chapter uses with its date: kind (rental, API, list price,
     electricity), what, and the day it was read or announced."""
-    rent = rental_quotes()
+    rent = pd.concat([rental_quotes(), committed_quotes()], ignore_index=True)
     api = tables.load("api_prices")
     api = api[api["status"] == "listed"]
     lists = list_prices()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from .. import essay
-from ..costs import compare, energy, model, page, prices
+from ..costs import compare, energy, model, page, prices, service
 from .finding import Finding
 
 #: The measured runs the first check prices: Llama 3.3 70B on the GPUs ML.ENERGY ran it on.
@@ -56,32 +56,37 @@ def per_token_prices_amortised() -> Finding:
 def one_local_stream_not_cheap() -> Finding:
     key = "Llama 3.3 70B, 8-bit, chat"
     w = page.presets()[key]
+    level = service.chat()
     one = compare.cost_table(w, 1)
     one_desk = one[(one["kind"] == "owned") & one["fits"]]
     at_day = compare.breakeven_table(w, 1, table=one)
-    many = compare.breakeven_table(w, None)
+    served = compare.breakeven_table(w, level)
     api = float(one[one["kind"] == "api"]["usd_per_mtok"].iloc[0])
     never = bool(len(at_day) and (at_day["hours_to_beat_api"] == math.inf).all())
-    batched = many[many["hours_to_beat_api"] < math.inf]
-    cards = {s.option for s in compare.servings(w, None) if s.fits and s.card_only}
+    batched = served[served["hours_to_beat_api"] < math.inf]
+    cards = {s.option for s in compare.servings(w, level) if s.fits and s.card_only}
+    fmt = one_desk["weight_format"].iloc[0] if len(one_desk) else ""
     return Finding(
-        data_says=f"{key}, one user: the desk machines that hold it make a million output "
-                  f"tokens for ${one_desk['usd_per_mtok'].min():.2f} to "
+        data_says=f"{key} ({fmt} on a desk), one user: the desk machines that hold it make a "
+                  f"million output tokens for ${one_desk['usd_per_mtok'].min():.2f} to "
                   f"${one_desk['usd_per_mtok'].max():.2f} used {model.DEFAULT_HOURS_PER_DAY:.0f} "
                   f"hours a day over {model.DEFAULT_LIFE_YEARS:.0f} years, "
-                  f"against ${api:.2f} through an API (median quote, input tokens included); "
+                  f"against ${api:.2f} through an API (median blended price: output plus input "
+                  f"tokens); "
                   + ("none of them beats the API at any hours a day" if never else
                      "some beat the API") +
-                  ("; serving as many users as they hold, "
-                   + ", ".join(f"{r.option}{' (the card alone)' if r.option in cards else ''} "
-                               f"beats it above {r.hours_to_beat_api:.1f} hours a day"
-                               for r in batched.itertuples())
-                   if len(batched) else "; not even when batched"),
+                  (f"; serving as many users as each holds at {level.text()}, "
+                   + ", ".join(f"the {r.option} ({'the card alone, ' if r.option in cards else ''}"
+                               f"{r.users} users) beats it above {r.hours_to_beat_api:.1f} "
+                               f"hours a day" for r in batched.itertuples())
+                   if len(batched) else f"; not even at {level.text()}"),
         verdict="agrees" if never else "inconsistent",
         conclusion_holds=never,
         explanation="Owned cost: list price spread over its years of use plus electricity at "
                     "the U.S. residential average, over the tokens chapter 8's estimate says the "
-                    "machine makes (prefill included). A local machine is cheap per token "
-                    "only when it, too, serves a batch: the essay's advice is about the single "
-                    "stream, and it holds.",
+                    "machine makes (prefill included) at llama.cpp's 8-bit format, in the memory "
+                    "its GPU may use once the operating system has kept its share. A local "
+                    "machine is cheap per token only when it, too, serves a batch, and only some "
+                    "serve one at a speed a reader accepts: the essay's advice is about the "
+                    "single stream, and it holds.",
     )

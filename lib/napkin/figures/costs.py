@@ -4,99 +4,174 @@ model against ML.ENERGY, and the essay's per-token prices against measured servi
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from ..charts import PALETTE, responsive
-from ..costs import page
+from ..costs import page, service
 
-#: One colour per way of getting tokens: desk machines in blues and purples, rented GPUs in
-#: greens, the API in the theme's neutral.
-OPTION_COLORS = {
-    "RTX PRO 6000 Blackwell": "#1f5fa8", "M3 Ultra": "#5aa0e6", "DGX Spark": "#8e44ad",
-    "Strix Halo": "#c0392b", "RTX 5090": "#d4862a", "RTX 4090": "#eb6834",
-    "H100 SXM (rented)": "#3c9a3c", "H200 (rented)": "#1e6b3a", "B200 (rented)": "#7cc47c",
-    "API": PALETTE["ceiling"],
+#: One colour and one shape per way of getting tokens (Paul Tol's colour-blind-safe
+#: schemes), so that neighbouring lines differ in hue and, printed in grey, in shape; the API
+#: in the theme's neutral.
+OPTION_STYLES = {
+    "RTX PRO 6000 Blackwell": ("#4477AA", "circle"), "M3 Ultra": ("#66CCEE", "square"),
+    "DGX Spark": ("#AA3377", "triangle-up"), "Strix Halo": ("#CCBB44", "diamond"),
+    "RTX 5090": ("#EE6677", "triangle-left"), "RTX 4090": ("#997700", "wedge"),
+    "H100 SXM (rented)": ("#228833", "triangle-down"), "H200 (rented)": ("#EE7733",
+                                                                        "triangle-right"),
+    "B200 (rented)": ("#009988", "cross"),
+    "H100 SXM (rented, 1-year contract)": ("#117733", "arrow"),
+    "API": (PALETTE["ceiling"], "stroke"),
 }
+OPTION_COLORS = {k: v[0] for k, v in OPTION_STYLES.items()}
 ENGINE_COLORS = {"1 x H100": "#7cc47c", "2 x H100": "#3c9a3c", "4 x H100": "#1e6b3a",
                  "1 x B200": "#9ec5f0", "2 x B200": "#2a78d6", "8 x B200": "#1f3f78"}
 
 
+def _names(options) -> list[str]:
+    present = set(options)
+    unknown = sorted(present - set(OPTION_STYLES))
+    if unknown:
+        raise ValueError(f"no colour and shape for {', '.join(unknown)}: add them to "
+                         f"napkin.figures.costs.OPTION_STYLES")
+    return [o for o in OPTION_STYLES if o in present]
+
+
 def _option_color(options) -> alt.Color:
-    names = [o for o in OPTION_COLORS if o in set(options)]
+    names = _names(options)
     return alt.Color("option:N", title=None, sort=names, scale=alt.Scale(
-        domain=names, range=[OPTION_COLORS[o] for o in names]))
+        domain=names, range=[OPTION_STYLES[o][0] for o in names]))
+
+
+def _option_shape(options) -> alt.Shape:
+    names = _names(options)
+    return alt.Shape("option:N", title=None, sort=names, scale=alt.Scale(
+        domain=names, range=[OPTION_STYLES[o][1] for o in names]))
+
+
+def _plural(field: str, one: str, many: str) -> str:
+    """A Vega expression: ``1 user`` / ``7 users`` for the number in ``field``."""
+    return f"format(datum.{field}, ',') + (datum.{field} == 1 ? ' {one}' : ' {many}')"
 
 
 def calculator(rows: pd.DataFrame, presets: dict, elec_range: tuple[float, float],
                default: str | None = None, start: dict | None = None,
                audit: bool = False) -> alt.Chart:
-    """Dollars per million output tokens of every way to serve a workload (menu) to some
-    users at once (menu), with sliders for hours of use a day, electricity price and years
-    of life; every number is computed in the page by :func:`napkin.costs.page.expressions`.
-    ``elec_range``: the electricity slider's ends (USD/kWh). ``start`` sets the controls'
-    starting values (keys workload, users, hours, elec, life).
-    ``audit``: each value label's accessible description carries the computed values
+    """Dollars per million output tokens of every way to serve a workload (menu) at the
+    largest load whose users each get a service level (sliders: speed per user, first
+    token), with sliders for hours of use a day, electricity price and years of life. Under
+    each way, in words, what a tooltip would say: users, speed, first token and whole answer,
+    energy, and the hours a day above which owning beats renting and the API. Every number is
+    computed in the page (:func:`napkin.costs.page.expressions`) from the candidates of
+    :func:`napkin.costs.page.rows`. ``elec_range``: the electricity slider's ends (USD/kWh).
+    ``start`` sets the controls' starting values (keys workload, speed, first, hours, elec,
+    life). ``audit``: each label's accessible description carries the computed values
     unrounded, for the test that compares them with the library."""
-    s = {"workload": default or next(iter(presets)), "users": page.USERS_LABELS[1],
+    level = service.chat()
+    s = {"workload": default or next(iter(presets)),
+         "speed": level.tokens_per_s_per_user, "first": level.first_token_s,
          "hours": 8.0, "elec": 0.19, "life": 3.0} | (start or {})
     lo, hi = elec_range
+    loads, ways = page.split(rows)
     workload = alt.param(name="wl", value=s["workload"], bind=alt.binding_select(
         options=list(presets), name="Workload "))
-    users = alt.param(name="us", value=s["users"], bind=alt.binding_select(
-        options=list(page.USERS_LABELS.values()), name="Users at once "))
+    speed = alt.param(name="speed", value=s["speed"], bind=alt.binding_range(
+        min=1, max=40, step=0.1, name="Each user sees at least (tokens/s) "))
+    first = alt.param(name="first", value=s["first"], bind=alt.binding_range(
+        min=0.5, max=60, step=0.5, name="First token within (s) "))
     hours = alt.param(name="hours", value=s["hours"], bind=alt.binding_range(
         min=0.5, max=24, step=0.5, name="Hours of use a day "))
     elec = alt.param(name="elec", value=s["elec"], bind=alt.binding_range(
         min=round(lo, 2), max=round(hi, 2), step=0.01, name="Electricity (USD/kWh) "))
     life = alt.param(name="life", value=s["life"], bind=alt.binding_range(
         min=1, max=8, step=0.5, name="Years of life "))
-    chart = alt.Chart(rows).transform_filter(
-        "datum.workload == wl && datum.users_key == us && datum.fits")
+    chart = alt.Chart(loads).transform_lookup(
+        lookup="k", from_=alt.LookupData(ways, "k", list(page.WAY_COLUMNS))).transform_filter(
+        "datum.workload == wl && (datum.kind == 'api' || (datum.per_user >= speed && "
+        "datum.first_token_s <= first))").transform_calculate(
+        usd_per_hour="datum.n_chips * datum.usd_per_gpu_hour",
+        power_W="datum.n_chips * datum.power_W_per_gpu")
     for name, expr in page.expressions().items():
         chart = chart.transform_calculate(**{name: expr})
+    # each way at its cheapest candidate within the level (most users, on ties)
+    chart = chart.transform_window(
+        pick="row_number()", groupby=["option"],
+        sort=[alt.SortField("cost_mid", order="ascending"),
+              alt.SortField("users", order="descending")]).transform_filter(
+        "datum.pick == 1").transform_calculate(
+        rent_cost="datum.kind == 'rented' ? datum.cost_mid : null").transform_joinaggregate(
+        ref_rent="min(rent_cost)")
+    for name, expr in page.breakeven_expressions().items():
+        chart = chart.transform_calculate(**{name: expr})
+    hrs = "(datum.{0} == null ? 'never' : 'above ' + format(datum.{0}, '.1f') + ' h/day')"
     chart = chart.transform_calculate(
-        who="datum.kind == 'api' ? 'quoted prices' : datum.kind == 'owned' ? "
-            "'bought, ' + datum.configuration : 'rented, ' + datum.configuration")
+        who="datum.kind == 'api' ? 'blended price (output + input)' : datum.kind == 'owned' "
+            "? 'bought: ' + datum.configuration + ', ' + datum.weight_format : "
+            "(datum.kind == 'committed' ? 'rented on a 1-year contract: ' : 'rented: ') + "
+            "datum.n_chips + ' x ' + datum.chip + ', ' + datum.weight_format",
+        line1="datum.option + ': ' + format(datum.cost_mid, ',.3~r') + ' USD (' + "
+              "format(datum.cost_low, ',.3~r') + '–' + format(datum.cost_high, ',.3~r') + ')'",
+        line2="datum.kind == 'api' ? 'blended price, median of the providers (their spread)' "
+              ": " + _plural("users", "user", "users") + " + ' at ' + "
+              "format(datum.per_user, '.1f') + ' tokens/s; first token ' + "
+              "format(datum.first_token_s, '.1f') + ' s, whole reply ' + "
+              "format(datum.latency_s, ',.0f') + ' s'",
+        energy="datum.joules ? format(datum.joules, ',.2f') + ' J per token' : ''",
+        line3="datum.kind == 'owned' ? 'owning beats renting: ' + " + hrs.format(
+            "beat_rent") + " + '; the API: ' + " + hrs.format("beat_api") +
+              " + '; ' + datum.energy : datum.energy")
     tips = [alt.Tooltip("option:N", title="Way"), alt.Tooltip("who:N", title="As"),
             alt.Tooltip("cost_mid:Q", title="USD per million output tokens", format=",.3~r"),
             alt.Tooltip("cost_low:Q", title="Band from", format=",.3~r"),
             alt.Tooltip("cost_high:Q", title="Band to", format=",.3~r"),
+            alt.Tooltip("band:N", title="Band"),
             alt.Tooltip("joules:Q", title="Joules per output token", format=",.3~r"),
             alt.Tooltip("users:Q", title="Users served at once"),
             alt.Tooltip("tokens_per_s:Q", title="Output tokens/s, all users", format=",.3~r"),
             alt.Tooltip("per_user:Q", title="Tokens/s each user sees", format=",.3~r"),
+            alt.Tooltip("first_token_s:Q", title="First token, slowest user (s)",
+                        format=",.3~r"),
+            alt.Tooltip("latency_s:Q", title="First token + answer (s)", format=",.3~r"),
             alt.Tooltip("beat_rent:Q", title="Owning beats renting above (hours a day)",
                         format=",.1f"),
             alt.Tooltip("beat_api:Q", title="Owning beats the API above (hours a day)",
                         format=",.1f"),
             alt.Tooltip("price_basis:N", title="Price"),
             alt.Tooltip("power_basis:N", title="Power")]
-    y = alt.Y("option:N", title=None, axis=alt.Axis(labelLimit=170),
+    y = alt.Y("option:N", title=None, axis=None,
               sort=alt.EncodingSortField(field="cost_mid", op="min", order="ascending"))
     x = alt.X("cost_mid:Q", scale=alt.Scale(type="log"))
-    base = chart.encode(y=y, color=_option_color(rows["option"]).legend(None), tooltip=tips)
-    ranges = base.mark_rule(strokeWidth=3).encode(x=alt.X(
+    names = ways["option"]
+    base = chart.encode(y=y, color=_option_color(names).legend(None), tooltip=tips)
+    ranges = base.mark_rule(strokeWidth=4).encode(x=alt.X(
         "cost_low:Q", title="USD per million output tokens (log scale)",
         scale=alt.Scale(type="log")), x2="cost_high:Q")
-    dots = base.mark_point(filled=True, size=70).encode(x=x)
-    labels = chart.encode(y=y, tooltip=tips).mark_text(align="left", dx=8, fontSize=11).encode(
-        x="cost_high:Q", text=alt.Text("cost_mid:Q", format=",.3~r"))
+    dots = base.mark_point(filled=True, size=110).encode(x=x, shape=_option_shape(names)
+                                                         .legend(None))
+    words = chart.encode(y=y, tooltip=tips)
+    lines = [words.mark_text(align="left", baseline="middle", dy=dy, fontSize=size,
+                             fontWeight=weight).encode(x=alt.value(0), text=f"{field}:N")
+             for field, dy, size, weight in (("line1", -17, 12, 600), ("line2", 13, 11, 400),
+                                             ("line3", 25, 11, 400))]
     if audit:
-        audited = ("option", "kind", "cost_mid", "cost_low", "cost_high", "joules",
+        audited = ("option", "kind", "users", "cost_mid", "cost_low", "cost_high", "joules",
                    "beat_rent", "beat_api")
-        labels = labels.transform_calculate(audit=" + ';' + ".join(
+        lines[0] = lines[0].transform_calculate(audit=" + ';' + ".join(
             f"'{k}=' + datum.{k}" for k in audited)).encode(description="audit:N")
     # one short line each: a title computed in the page cannot be wrapped to a phone's width
-    title = alt.ExprRef("['What a million tokens cost', wl, us + (us == 1 ? ' user' : ' users') "
-                        "+ ' at once']")
-    return responsive((ranges + dots + labels).add_params(workload, users, hours, elec, life),
-                      340, alt.Title(title))
+    title = alt.ExprRef("['What a million output tokens cost', wl, 'each user at least ' + "
+                        "format(speed, '.1f') + ' tokens/s,', 'first token within ' + "
+                        "format(first, '.1f') + ' s']")
+    return responsive(alt.layer(ranges, dots, *lines).add_params(
+        workload, speed, first, hours, elec, life), 640, alt.Title(title))
 
 
 def trade(curves: pd.DataFrame, api: dict, title: str, subtitle: str | list) -> alt.Chart:
     """Dollars per million output tokens against the tokens per second each user sees, one
-    line per way of serving as the users at once grow (bought: solid; rented: dashed), and
-    the API's quoted price (a rule, its providers' spread shaded)."""
+    line per way of serving as the users at once grow (bought: solid; rented: dashed; each
+    its own colour and point shape), each named at its cheapest end (names nudged apart so
+    they never overlap), and the API's blended price (a rule, its providers' spread
+    shaded)."""
     df = curves.round({"per_user_tokens_per_s": 2, "usd_per_mtok": 3, "tokens_per_s": 1,
                        "joules_per_token": 3})
     x = alt.X("per_user_tokens_per_s:Q", title="tokens/s each user sees (log scale)",
@@ -105,19 +180,48 @@ def trade(curves: pd.DataFrame, api: dict, title: str, subtitle: str | list) -> 
               scale=alt.Scale(type="log"))
     tips = [alt.Tooltip("option:N", title="Way"), alt.Tooltip("users:Q", title="Users at once"),
             alt.Tooltip("n_chips:Q", title="GPUs"),
+            alt.Tooltip("weight_format:N", title="Weights"),
             alt.Tooltip("per_user_tokens_per_s:Q", title="Tokens/s per user", format=",.1f"),
             alt.Tooltip("tokens_per_s:Q", title="Tokens/s, all users", format=",.0f"),
             alt.Tooltip("usd_per_mtok:Q", title="USD per million tokens", format=",.3~r"),
             alt.Tooltip("joules_per_token:Q", title="Joules per token", format=",.3~r")]
-    lines = alt.Chart(df).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=18)).encode(
-        x=x, y=y, color=_option_color(df["option"]),
-        strokeDash=alt.StrokeDash("kind:N", title=None, sort=["owned", "rented"],
-                                  scale=alt.Scale(domain=["owned", "rented"],
-                                                  range=[[1, 0], [5, 3]]), legend=None),
-        tooltip=tips)
-    band = _api_band(api, "API, median quote", ("API, median quote (USD)", "Cheapest provider",
-                                                "Dearest provider"))
-    return responsive(band + lines, 380, alt.Title(title, subtitle=subtitle))
+    color, shape = _option_color(df["option"]), _option_shape(df["option"])
+    dash = alt.StrokeDash("kind:N", title=None, sort=["owned", "rented"], scale=alt.Scale(
+        domain=["owned", "rented"], range=[[1, 0], [5, 3]]), legend=None)
+    lines = alt.Chart(df).mark_line(strokeWidth=2).encode(
+        x=x, y=y, color=color, strokeDash=dash, detail="option:N", tooltip=tips)
+    points = alt.Chart(df).mark_point(filled=True, size=45, opacity=0.9).encode(
+        x=x, y=y, color=color, shape=shape, tooltip=tips)
+    ends = label_ends(df)
+    # a name at the right of the plot is written to the left of its point, so that it stays
+    # on the plot down to a phone's width
+    span = np.log(df["per_user_tokens_per_s"].max() / df["per_user_tokens_per_s"].min())
+    ends["right"] = np.log(ends["per_user_tokens_per_s"] / df["per_user_tokens_per_s"].min()) \
+        > span / 2 if span > 0 else False
+    text = dict(fontSize=11, fontWeight=600)
+    names = alt.layer(*[
+        alt.Chart(ends[ends["right"] == side]).mark_text(
+            align="right" if side else "left", dx=-7 if side else 7, **text).encode(
+            x=x, y=alt.Y("label_y:Q", scale=alt.Scale(type="log")), text="option:N",
+            color=color, tooltip=tips) for side in (False, True)])
+    band = _api_band(api, "API, blended price", ("API, median blended price (USD)",
+                                                 "Cheapest provider", "Dearest provider"))
+    return responsive(band + lines + points + names, 380, alt.Title(title, subtitle=subtitle))
+
+
+def label_ends(curves: pd.DataFrame, gap_decades: float = 0.12) -> pd.DataFrame:
+    """Each line's cheapest point, with ``label_y`` the height its name is written at:
+    the point's own, nudged up or down (in log space, ``gap_decades`` apart at least) so that
+    no two names overlap."""
+    ends = curves.loc[curves.groupby("option")["usd_per_mtok"].idxmin()].copy()
+    ends = ends.sort_values("usd_per_mtok")
+    logs = np.log10(ends["usd_per_mtok"].to_numpy(dtype=float))
+    placed = logs.copy()
+    for k in range(1, len(placed)):
+        placed[k] = max(placed[k], placed[k - 1] + gap_decades)
+    shift = np.mean(logs - placed)  # centre the stack on the points it names
+    ends["label_y"] = 10 ** (placed + shift)
+    return ends.reset_index(drop=True)
 
 
 def _api_band(api: dict, text: str, titles: tuple[str, str, str]) -> alt.LayerChart:
@@ -202,6 +306,6 @@ def measured_cost(runs: pd.DataFrame, api: dict, title: str,
               scale=alt.Scale(type="log"))
     lines = alt.Chart(df).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=40)).encode(
         x=x, y=y, color=color, tooltip=tips)
-    band = _api_band(api, "APIs' output price", ("Output price, median (USD)", "Cheapest",
-                                                 "Dearest"))
+    band = _api_band(api, "APIs' output price (input not counted)",
+                     ("Output price, median (USD)", "Cheapest", "Dearest"))
     return responsive(band + lines, 320, alt.Title(title, subtitle=subtitle))

@@ -1,4 +1,7 @@
-"""Chapter 7 charts: a decode stall made visible, the token-budget dial, and goodput."""
+"""Chapter 7 charts: a decode stall made visible, the token-budget dial, and goodput.
+
+The dial and the goodput chart draw the median over traffic seeds, with a bar from the least
+to the greatest seed (:func:`napkin.serving.chapter.spread`'s columns)."""
 
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ def stall_timelines(df: pd.DataFrame, stall: dict, title: str, short: dict) -> a
                  alt.Tooltip("end_s:Q", title="First token (s)", format=".3f"),
                  alt.Tooltip("seconds:Q", title="Waits (s)", format=".3f")])
     ticks = alt.Chart(df).mark_tick(thickness=2, size=12).encode(
-        x=alt.X("time_s:Q", title="time (s, roofline clock)",
+        x=alt.X("time_s:Q", title="time (s, simulated clock)",
                 scale=alt.Scale(zero=False, nice=False)),
         y=y, color=color,
         tooltip=[alt.Tooltip("run:N", title="Scheduler"),
@@ -53,90 +56,91 @@ BUDGET_METRICS = {"itl_p99_s": "inter-token p99", "itl_p50_s": "inter-token p50"
                   "ttft_p99_s": "first token p99", "ttft_p50_s": "first token p50"}
 
 
-def budget_dial(sweep: pd.DataFrame, default_rate: float, title: str) -> alt.Chart:
-    """Latency percentiles against the token budget, at a load chosen with a selector; the
-    dashed lines are the same percentiles without chunking."""
-    rates = sorted(sweep["rate_per_s"].unique())
-    long = sweep.melt(id_vars=["rate_per_s", "policy", "budget", "utilisation"],
-                      value_vars=list(BUDGET_METRICS), var_name="metric", value_name="seconds")
-    long["metric"] = long["metric"].map(BUDGET_METRICS)
-    long["ms"] = (long["seconds"] * 1e3).round(2)
-    long["utilisation"] = long["utilisation"].round(3)
+def _seconds_to_ms(df: pd.DataFrame, keys: list[str], metrics: dict) -> pd.DataFrame:
+    """One row per metric: its median and range over seeds, in milliseconds."""
+    rows = []
+    for col, name in metrics.items():
+        part = df[keys].copy()
+        part["metric"] = name
+        for suffix in ("", "_min", "_max"):
+            part[f"ms{suffix}"] = (df[f"{col}{suffix}"] * 1e3).round(2)
+        rows.append(part)
+    return pd.concat(rows, ignore_index=True)
+
+
+def budget_dial(spread: pd.DataFrame, default_load: float, title: str) -> alt.Chart:
+    """Latency percentiles against the token budget at a load chosen with a selector (the
+    median over seeds, a bar from the least to the greatest); the dashed lines are the same
+    medians without chunking."""
+    loads = sorted(spread["load"].unique())
+    rates = spread.groupby("load")["rate_per_s"].first()
+    long = _seconds_to_ms(spread, ["load", "policy", "budget", "rate_per_s"], BUDGET_METRICS)
     metrics = list(BUDGET_METRICS.values())
-    pick = alt.param(name="rate", value=float(default_rate), bind=alt.binding_select(
-        options=[float(r) for r in rates], name="Requests per second "))
+    pick = alt.param(name="load", value=float(default_load), bind=alt.binding_select(
+        options=[float(x) for x in loads],
+        labels=[f"{x:.0%} of capacity ({rates[x]:.1f} req/s)" for x in loads],
+        name="Load "))
     color = alt.Color("metric:N", title=None, sort=metrics, scale=alt.Scale(
         domain=metrics, range=[PALETTE["decode"], "#f2a982", PALETTE["prefill"], "#8fb8ea"]))
     tips = [alt.Tooltip("metric:N", title="Percentile"),
             alt.Tooltip("budget:Q", title="Budget (tokens)", format=","),
-            alt.Tooltip("ms:Q", title="Milliseconds", format=",.1f"),
-            alt.Tooltip("rate_per_s:Q", title="Requests per second"),
-            alt.Tooltip("utilisation:Q", title="Arithmetic busy", format=".0%")]
+            alt.Tooltip("ms:Q", title="Median over seeds (ms)", format=",.1f"),
+            alt.Tooltip("ms_min:Q", title="Least seed (ms)", format=",.1f"),
+            alt.Tooltip("ms_max:Q", title="Greatest seed (ms)", format=",.1f"),
+            alt.Tooltip("rate_per_s:Q", title="Requests per second", format=".2f")]
     chunked = long[long["policy"] == "chunked"]
     budgets = sorted(int(b) for b in chunked["budget"].unique())
-    base = alt.Chart(chunked).transform_filter(alt.datum.rate_per_s == pick).encode(
-        x=alt.X("budget:Q", title="token budget per step (log scale)",
+    base = alt.Chart(chunked).transform_filter(alt.datum.load == pick).encode(
+        x=alt.X("budget:Q", title="token budget per step (tokens, log scale)",
                 scale=alt.Scale(type="log", base=2, domain=[budgets[0], budgets[-1]],
                                 nice=False), axis=alt.Axis(values=budgets, format=",")),
-        y=alt.Y("ms:Q", title="milliseconds (log scale)", scale=alt.Scale(type="log")),
         color=color, tooltip=tips)
-    lines = base.mark_line(strokeWidth=2) + base.mark_point(filled=True, size=40)
-    plain = alt.Chart(long[long["policy"] == "prefill_first"].assign(
-        metric=lambda d: d["metric"])).transform_filter(alt.datum.rate_per_s == pick).mark_rule(
-        strokeDash=[5, 3], strokeWidth=1.5).encode(
+    y = alt.Y("ms:Q", title="latency (ms, log scale)", scale=alt.Scale(type="log"))
+    lines = base.mark_line(strokeWidth=2).encode(y=y) + \
+        base.mark_point(filled=True, size=40).encode(y=y)
+    bars = base.mark_rule(strokeWidth=1.5, opacity=0.6).encode(y="ms_min:Q", y2="ms_max:Q")
+    plain = alt.Chart(long[long["policy"] == "prefill_first"]).transform_filter(
+        alt.datum.load == pick).mark_rule(strokeDash=[5, 3], strokeWidth=1.5).encode(
         y="ms:Q", color=color,
         tooltip=[alt.Tooltip("metric:N", title="Without chunking"),
-                 alt.Tooltip("ms:Q", title="Milliseconds", format=",.1f")])
-    return responsive((plain + lines).add_params(pick), 340, alt.Title(
-        title, subtitle="dashed: the same percentile without chunking"))
+                 alt.Tooltip("ms:Q", title="Median over seeds (ms)", format=",.1f")])
+    return responsive((plain + bars + lines).add_params(pick), 340, alt.Title(
+        title, subtitle="median over traffic seeds, bars from the least to the greatest; "
+                        "dashed: the same median without chunking"))
 
 
-def goodput(sweep: pd.DataFrame, target: float, title: str, order: list[str]) -> alt.Chart:
-    """Share of requests within both latency targets against the arrival rate, per setup."""
-    df = sweep[["config", "rate_per_s", "attainment", "ttft_p99_s", "tpot_p99_s",
-                "utilisation"]].copy()
+def goodput(spread: pd.DataFrame, target: float, title: str, order: list[str]) -> alt.Chart:
+    """Share of requests within both latency targets against the arrival rate, per setup:
+    the median over seeds, a bar from the least to the greatest."""
+    df = spread[["config", "load", "rate_per_s", "attainment", "attainment_min",
+                 "attainment_max", "ttft_p99_s", "tpot_p99_s"]].copy()
     for col in ("ttft_p99_s", "tpot_p99_s"):
         df[col.replace("_s", "_ms")] = (df[col] * 1e3).round(1)
-    df["attainment"] = df["attainment"].round(4)
+    for col in ("attainment", "attainment_min", "attainment_max", "rate_per_s"):
+        df[col] = df[col].round(4)
     color = alt.Color("config:N", title=None, sort=order,
                       scale=alt.Scale(domain=order, range=RUN_COLORS[:len(order)]))
     base = alt.Chart(df).encode(
-        x=alt.X("rate_per_s:Q", title="requests per second (all instances)"),
-        y=alt.Y("attainment:Q", title="requests within both targets",
-                axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        x=alt.X("rate_per_s:Q", title="arrival rate (requests/s, all instances)"),
         color=color,
         tooltip=[alt.Tooltip("config:N", title="Setup"),
-                 alt.Tooltip("rate_per_s:Q", title="Requests per second"),
-                 alt.Tooltip("attainment:Q", title="Within targets", format=".1%"),
+                 alt.Tooltip("rate_per_s:Q", title="Requests per second", format=".2f"),
+                 alt.Tooltip("load:Q", title="Share of its capacity", format=".0%"),
+                 alt.Tooltip("attainment:Q", title="Within targets (median)", format=".1%"),
+                 alt.Tooltip("attainment_min:Q", title="Least seed", format=".1%"),
+                 alt.Tooltip("attainment_max:Q", title="Greatest seed", format=".1%"),
                  alt.Tooltip("ttft_p99_ms:Q", title="First token p99 (ms)", format=",.0f"),
-                 alt.Tooltip("tpot_p99_ms:Q", title="Per-token p99 (ms)", format=",.1f"),
-                 alt.Tooltip("utilisation:Q", title="Arithmetic busy", format=".0%")])
-    lines = base.mark_line(strokeWidth=2) + base.mark_point(filled=True, size=40)
+                 alt.Tooltip("tpot_p99_ms:Q", title="Per-token p99 (ms)", format=",.1f")])
+    y = alt.Y("attainment:Q", title="requests within both targets (%)",
+              axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
+    lines = base.mark_line(strokeWidth=2).encode(y=y) + \
+        base.mark_point(filled=True, size=40).encode(y=y)
+    bars = base.mark_rule(strokeWidth=1.5, opacity=0.6).encode(y="attainment_min:Q",
+                                                                y2="attainment_max:Q")
     rule = alt.Chart(pd.DataFrame({"target": [target], "what": ["attainment target"]})
                      ).mark_rule(strokeDash=[4, 3], color=PALETTE["ceiling"]).encode(
         y="target:Q", tooltip=[alt.Tooltip("what:N", title="Line"),
                                alt.Tooltip("target:Q", title="Share", format=".0%")])
-    return responsive(rule + lines, 340, alt.Title(
-        title, subtitle="dashed: DistServe's attainment target"))
-
-
-def split_bars(df: pd.DataFrame, title: str) -> alt.Chart:
-    """Latency percentiles of every prefill/decode split, beside colocation."""
-    long = df.melt(id_vars=["label"], value_vars=["ttft_p99_s", "tpot_p99_s", "itl_p99_s"],
-                   var_name="metric", value_name="seconds")
-    names = {"ttft_p99_s": "first token p99", "tpot_p99_s": "per-token p99",
-             "itl_p99_s": "inter-token p99"}
-    long["metric"] = long["metric"].map(names)
-    long["ms"] = (long["seconds"] * 1e3).round(1)
-    labels = list(df["label"])
-    chart = alt.Chart(long).mark_point(filled=True, size=90).encode(
-        y=alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=200)),
-        x=alt.X("ms:Q", title="milliseconds (log scale)", scale=alt.Scale(type="log")),
-        shape=alt.Shape("metric:N", title=None, sort=list(names.values())),
-        color=alt.Color("metric:N", title=None, sort=list(names.values()),
-                        scale=alt.Scale(domain=list(names.values()),
-                                        range=[PALETTE["prefill"], PALETTE["decode"],
-                                               "#f2a982"])),
-        tooltip=[alt.Tooltip("label:N", title="Setup"), alt.Tooltip("metric:N", title="What"),
-                 alt.Tooltip("ms:Q", title="Milliseconds", format=",.1f")])
-    return responsive(chart, 40 * len(labels) + 40, alt.Title(title))
+    return responsive(rule + bars + lines, 340, alt.Title(
+        title, subtitle="median over traffic seeds, bars from the least to the greatest; "
+                        "dashed: DistServe's attainment target"))

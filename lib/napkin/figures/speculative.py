@@ -50,15 +50,15 @@ def verify_costs(df: pd.DataFrame, title: str, default_view: str = "llama.cpp") 
 
 def explorer(rows: pd.DataFrame, start: dict, title: str, audit: bool = False) -> alt.Chart:
     """Speedup against batch for each machine, recomputed in the page
-    (:func:`napkin.speculative.machines.js_expressions`) from the sliders: the acceptance
-    rate, the draft step's share of a plain step, the drafted tokens per cycle, and the
-    roofs. ``start``: the sliders' starting values (keys acceptance, share, k, view).
+    (:func:`napkin.speculative.machines.js_expressions`) from the sliders: the first drafted
+    token's acceptance (later ones fall as published), the draft step's share of a plain
+    step, the drafted tokens per cycle, and the roofs. ``start``: the sliders' starting values (keys acceptance, share, k, view).
     ``audit``: each point's accessible description carries its values unrounded, for the
     test that compares them with the library."""
     p = machines.PARAMS
     acceptance = alt.param(name=p["acceptance"], value=start["acceptance"],
                            bind=alt.binding_range(min=0, max=0.99, step=0.01,
-                                                  name="Acceptance rate "))
+                                                  name="First drafted token accepted "))
     share = alt.param(name=p["share"], value=start["share"], bind=alt.binding_range(
         min=0, max=0.5, step=0.01, name="Draft step / plain step "))
     k = alt.param(name=p["k"], value=start["k"], bind=alt.binding_range(
@@ -123,8 +123,9 @@ def published(checked: pd.DataFrame, title: str) -> alt.Chart:
                  alt.Tooltip("measured:Q", title="Published speedup", format=",.2f"),
                  alt.Tooltip("predicted:Q", title="Calibrated model", format=",.2f"),
                  alt.Tooltip("roofline:Q", title="Plain roofline", format=",.2f"),
-                 alt.Tooltip("error:Q", title="Model error", format="+.0%"),
-                 alt.Tooltip("acceptance:Q", title="Acceptance used", format=".0%"),
+                 alt.Tooltip("factor:Q", title="Model off by (factor)", format=".2f"),
+                 alt.Tooltip("acceptance:Q", title="First-token acceptance used",
+                             format=".0%"),
                  alt.Tooltip("split:N", title="Row"),
                  alt.Tooltip("definition:N", title="Speedup is")])
     even = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(

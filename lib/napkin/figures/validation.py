@@ -1,5 +1,6 @@
-"""Chapter 9 charts: predicted against measured, what calibration buys, and the practitioner's
-trade-off between tokens per GPU and tokens per user."""
+"""Chapter 9 charts: predicted against measured, the errors of the model and of the simpler
+ones beside it, the software band, and the practitioner's trade-off between tokens per GPU
+and tokens per user."""
 
 from __future__ import annotations
 
@@ -9,83 +10,89 @@ import pandas as pd
 from ..charts import PALETTE, responsive
 
 SPLIT_COLORS = {"fitted on": PALETTE["prefill"], "held out": PALETTE["decode"]}
-MODEL_COLORS = {"calibrated step model": PALETTE["nvidia"], "plain roofline": PALETTE["ceiling"]}
 CHIP_COLORS = {"H100 SXM": PALETTE["nvidia"], "H200": "#17607d", "B200": "#8e6c1f",
                "MI300X": PALETTE["amd"]}
 
 
-def parity(df: pd.DataFrame, groups: list[str], title: str) -> alt.Chart:
-    """Every recognised published row: predicted against measured, log axes, one group of
-    rows at a time (a menu), by the calibrated model or the plain roofline (a second menu);
-    the line is exact agreement."""
-    data = df[["group", "split", "measured", "predicted", "roofline", "system", "chip",
-               "detail", "source", "scenario", "unit", "error", "roofline_error"]].copy()
+#: The models beside each other in chapter 9's error charts, in the order they are read.
+STRUCTURE_COLORS = {"calibrated step model": PALETTE["nvidia"],
+                    "one-number discount": PALETTE["amd"],
+                    "essay's 50 % rule": "#8e6c1f",
+                    "plain roofline": PALETTE["ceiling"]}
+#: Rows by what their value measures: a rate in output tokens per second, or a time.
+QUANTITIES = {"rate": ("output tokens/s", "throughput"), "time": ("seconds", "latency")}
+
+
+def parity(df: pd.DataFrame, quantity: str, title: str) -> alt.Chart:
+    """Published rows that measure one ``quantity`` (``"rate"``: output tokens per second;
+    ``"time"``: seconds, millisecond rows converted): predicted against measured on log axes
+    that share their range, one group of rows at a time (a menu), by the calibrated model or
+    a baseline (a second menu). The dashed diagonal is exact agreement."""
+    unit, word = QUANTITIES[quantity]
+    is_rate = df["kind"].str.contains("rate")
+    data = df[is_rate if quantity == "rate" else ~is_rate].copy()
+    data["measured"] = data["measured"] / data["scale"]
+    data["predicted"] = data["predicted"] / data["scale"]
     data["split"] = data["split"].map({"train": "fitted on", "test": "held out"})
-    for col in ("measured", "predicted", "roofline"):
+    data = data[["group", "split", "structure", "measured", "predicted", "system", "chip",
+                 "detail", "scenario", "factor"]]
+    for col in ("measured", "predicted", "factor"):
         data[col] = data[col].astype(float).map(lambda v: float(f"{v:.4g}"))
-    data = data.round({"error": 3, "roofline_error": 3})
-    group = alt.param(name="group", value=groups[0], bind=alt.binding_select(
-        options=groups, name="Rows "))
-    model = alt.param(name="model", value=list(MODEL_COLORS)[0], bind=alt.binding_select(
-        options=list(MODEL_COLORS), name="Model "))
-    base = alt.Chart(data).transform_filter(alt.datum.group == group).transform_calculate(
-        shown=f"{model.name} == 'plain roofline' ? datum.roofline : datum.predicted",
-        shown_error=f"{model.name} == 'plain roofline' ? datum.roofline_error : datum.error")
-    x = alt.X("measured:Q", title="measured (the row's own unit, log scale)",
-              scale=alt.Scale(type="log"))
-    y = alt.Y("shown:Q", title="predicted (same unit, log scale)", scale=alt.Scale(type="log"))
+    groups = list(data.groupby("group").size().sort_values(ascending=False).index)
+    models = [m for m in STRUCTURE_COLORS if m in set(data["structure"])]
+    group = alt.param(name=f"group_{quantity}", value=groups[0],
+                      bind=alt.binding_select(options=groups, name="Rows "))
+    model = alt.param(name=f"model_{quantity}", value=models[0],
+                      bind=alt.binding_select(options=models, name="Model "))
+    low = float(min(data["measured"].min(), data["predicted"].min()))
+    high = float(max(data["measured"].max(), data["predicted"].max()))
+    scale = alt.Scale(type="log", domain=[low, high])
+    base = alt.Chart(data).transform_filter(
+        (alt.datum.group == group) & (alt.datum.structure == model))
     tips = [alt.Tooltip("system:N", title="System"), alt.Tooltip("chip:N", title="Chip"),
             alt.Tooltip("detail:N", title="Model, metric"),
-            alt.Tooltip("scenario:N", title="Scenario"), alt.Tooltip("source:N", title="Source"),
-            alt.Tooltip("split:N", title="Split"), alt.Tooltip("unit:N", title="Unit"),
-            alt.Tooltip("measured:Q", title="Measured", format=",.4~g"),
-            alt.Tooltip("shown:Q", title="Predicted", format=",.4~g"),
-            alt.Tooltip("shown_error:Q", title="Error", format="+.0%")]
+            alt.Tooltip("scenario:N", title="Scenario"), alt.Tooltip("split:N", title="Split"),
+            alt.Tooltip("measured:Q", title=f"Measured ({unit})", format=",.4~g"),
+            alt.Tooltip("predicted:Q", title=f"Predicted ({unit})", format=",.4~g"),
+            alt.Tooltip("factor:Q", title="Off by (x)", format=".2f")]
     points = base.mark_point(filled=True, size=36, opacity=0.7).encode(
-        x=x, y=y, tooltip=tips,
+        x=alt.X("measured:Q", title=f"measured {word} ({unit}, log scale)", scale=scale),
+        y=alt.Y("predicted:Q", title=f"predicted {word} ({unit}, log scale)", scale=scale),
+        tooltip=tips,
         color=alt.Color("split:N", title=None, sort=list(SPLIT_COLORS), scale=alt.Scale(
             domain=list(SPLIT_COLORS), range=list(SPLIT_COLORS.values()))))
-    ends = data.groupby("group")[["measured", "predicted", "roofline"]].agg(["min", "max"])
-    line = pd.DataFrame([{"group": g, "measured": float(v), "shown": float(v)}
-                         for g in ends.index
-                         for v in (ends.loc[g].min(), ends.loc[g].max())])
-    exact = alt.Chart(line).transform_filter(alt.datum.group == group).mark_line(
+    exact = alt.Chart(pd.DataFrame({"measured": [low, high], "predicted": [low, high]})).mark_line(
         color=PALETTE["ceiling"], strokeDash=[4, 3]).encode(
-        x="measured:Q", y="shown:Q", tooltip=[alt.Tooltip("group:N", title="Exact for")])
+        x=alt.X("measured:Q", scale=scale), y=alt.Y("predicted:Q", scale=scale))
     return responsive((exact + points).add_params(group, model), 360, alt.Title(
         title, subtitle="dashed: predicted = measured; pick the rows and the model"))
 
 
-def gain(table: pd.DataFrame, title: str) -> alt.Chart:
-    """Held-out error per group of rows, for the calibrated model and the plain roofline on
-    the same rows: the median (dot) and the 90th percentile (end of the bar)."""
-    rows = []
-    for _, r in table.iterrows():
-        for label, med, p90, bias in (
-                ("calibrated step model", r["median_abs"], r["p90_abs"], r["bias"]),
-                ("plain roofline", r["roofline_median_abs"], r["roofline_p90_abs"],
-                 r["roofline_bias"])):
-            rows.append({"group": r["group"], "model": label, "n": int(r["n"]),
-                         "median": round(float(med), 4), "p90": round(float(p90), 4),
-                         "bias": round(float(bias), 4)})
-    df = pd.DataFrame(rows)
-    order = list(table.sort_values("median_abs")["group"])
-    tips = [alt.Tooltip("group:N", title="Rows"), alt.Tooltip("model:N", title="Model"),
-            alt.Tooltip("n:Q", title="Held-out rows"),
-            alt.Tooltip("median:Q", title="Median |error|", format=".0%"),
-            alt.Tooltip("p90:Q", title="90th percentile |error|", format=".0%"),
-            alt.Tooltip("bias:Q", title="Bias (median error)", format="+.0%")]
-    color = alt.Color("model:N", title=None, sort=list(MODEL_COLORS), scale=alt.Scale(
-        domain=list(MODEL_COLORS), range=list(MODEL_COLORS.values())))
-    y = alt.Y("group:N", sort=order, title=None)  # the theme's label limit, narrower on a phone
-    offset = alt.YOffset("model:N", sort=list(MODEL_COLORS))
-    x = alt.X("median:Q", title="absolute error, held-out rows (log scale)",
-              scale=alt.Scale(type="log"), axis=alt.Axis(format="%"))
-    base = alt.Chart(df).encode(y=y, yOffset=offset, color=color, tooltip=tips)
+def factor_bars(table: pd.DataFrame, title: str, subtitle: str) -> alt.Chart:
+    """Factor errors per scenario, one line per model: the median (dot) and the 90th
+    percentile (end of the line); 1 is exact. ``table`` has ``label`` (the row), ``structure``,
+    ``n``, ``median``, ``p90`` and ``bias``."""
+    df = table.assign(**{c: table[c].astype(float).round(4) for c in ("median", "p90", "bias")})
+    models = [m for m in STRUCTURE_COLORS if m in set(df["structure"])]
+    order = list(dict.fromkeys(df["label"]))
+    tips = [alt.Tooltip("label:N", title="Rows"), alt.Tooltip("structure:N", title="Model"),
+            alt.Tooltip("n:Q", title="Predictions", format=","),
+            alt.Tooltip("median:Q", title="Median factor (x)", format=".2f"),
+            alt.Tooltip("p90:Q", title="90th percentile factor (x)", format=".2f"),
+            alt.Tooltip("bias:Q", title="Speed promised / measured, median (x)",
+                        format=".2f")]
+    color = alt.Color("structure:N", title=None, sort=models, scale=alt.Scale(
+        domain=models, range=[STRUCTURE_COLORS[m] for m in models]),
+        legend=alt.Legend(orient="bottom", direction="vertical"))
+    x = alt.X("median:Q", title="off by a factor of (x, log scale)",
+              scale=alt.Scale(type="log", domainMin=1), axis=alt.Axis(format=".1f"))
+    base = alt.Chart(df).encode(y=alt.Y("label:N", sort=order, title=None),
+                                yOffset=alt.YOffset("structure:N", sort=models),
+                                color=color, tooltip=tips)
     bars = base.mark_rule(strokeWidth=3, opacity=0.6).encode(x=x, x2="p90:Q")
-    dots = base.mark_point(filled=True, size=70).encode(x=x)
-    return responsive(bars + dots, 44 * len(order) + 50, alt.Title(
-        title, subtitle="dot: median; line to the 90th percentile"))
+    dots = base.mark_point(filled=True, size=60).encode(x=x)
+    return responsive(bars + dots, 18 * len(models) * len(order) + 90, alt.Title(
+        title, subtitle=subtitle))
 
 
 def frontier(curves: pd.DataFrame, points: pd.DataFrame, models: list[str],
@@ -136,27 +143,34 @@ def frontier(curves: pd.DataFrame, points: pd.DataFrame, models: list[str],
                         "MLPerf runs; dashed: FP4 weights"))
 
 
-def spread(df: pd.DataFrame, title: str) -> alt.Chart:
-    """Measured over predicted per chip and serving engine, for one workload family: the
-    median (dot) and the range of the rows (line); 1 is exact."""
-    data = df.copy()
-    data["label"] = data["chip"] + ", " + data["engine"]
-    order = list(data.sort_values("median")["label"])
-    tips = [alt.Tooltip("label:N", title="Chip, engine"), alt.Tooltip("split:N", title="Split"),
-            alt.Tooltip("n:Q", title="Rows"),
-            alt.Tooltip("median:Q", title="Measured / predicted, median", format=".2f"),
-            alt.Tooltip("low:Q", title="Lowest", format=".2f"),
-            alt.Tooltip("high:Q", title="Highest", format=".2f")]
-    y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=190))
-    x = alt.X("median:Q", title="measured / predicted latency (log scale)",
-              scale=alt.Scale(type="log"))
-    color = alt.Color("split:N", title=None, sort=list(SPLIT_COLORS), scale=alt.Scale(
-        domain=list(SPLIT_COLORS), range=list(SPLIT_COLORS.values())))
-    base = alt.Chart(data).encode(y=y, color=color, tooltip=tips)
-    rules = base.mark_rule(strokeWidth=2, opacity=0.6).encode(x=x, x2="high:Q")
-    rules_low = base.mark_rule(strokeWidth=2, opacity=0.6).encode(x="low:Q", x2="median:Q")
-    dots = base.mark_point(filled=True, size=60).encode(x=x)
-    one = alt.Chart(pd.DataFrame({"median": [1.0]})).mark_rule(
-        color=PALETTE["ceiling"], strokeDash=[4, 3]).encode(x="median:Q")
-    return responsive(one + rules_low + rules + dots, 22 * len(order) + 60, alt.Title(
-        title, subtitle="dot: median; line: lowest to highest; dashed: as predicted"))
+def software_band(df: pd.DataFrame, title: str) -> alt.Chart:
+    """Each serving stack's multipliers in the published fit: on the shares of peak it
+    reaches and on its per-layer cost (1: the typical stack), dot size the rows behind it."""
+    data = df.assign(label=df["stack"].str.replace("/", " / "),
+                     efficiency=df["efficiency"].round(3), overhead=df["overhead"].round(3),
+                     median=df["median"].round(3), p90=df["p90"].round(3))
+    long = pd.concat([data.assign(multiplier="share of peak reached", value=data["efficiency"]),
+                      data.assign(multiplier="cost per layer", value=data["overhead"])],
+                     ignore_index=True)
+    order = list(data["label"])
+    tips = [alt.Tooltip("label:N", title="Stack"), alt.Tooltip("rows:Q", title="Rows fitted"),
+            alt.Tooltip("efficiency:Q", title="Share of peak (x typical)", format=".2f"),
+            alt.Tooltip("overhead:Q", title="Cost per layer (x typical)", format=".2f"),
+            alt.Tooltip("median:Q", title="Model's median factor on its rows (x)",
+                        format=".2f"),
+            alt.Tooltip("p90:Q", title="90th percentile (x)", format=".2f")]
+    kinds = ["share of peak reached", "cost per layer"]
+    dots = alt.Chart(long).mark_point(filled=True, opacity=0.85).encode(
+        y=alt.Y("label:N", sort=order, title=None),
+        x=alt.X("value:Q", title="multiplier on the typical stack (x, log scale)",
+                scale=alt.Scale(type="log")),
+        color=alt.Color("multiplier:N", title=None, sort=kinds, scale=alt.Scale(
+            domain=kinds, range=[PALETTE["nvidia"], PALETTE["amd"]]),
+            legend=alt.Legend(orient="bottom", direction="vertical")),
+        shape=alt.Shape("multiplier:N", sort=kinds, legend=None),
+        size=alt.Size("rows:Q", title="rows", legend=None, scale=alt.Scale(range=[30, 260])),
+        tooltip=tips)
+    one = alt.Chart(pd.DataFrame({"value": [1.0]})).mark_rule(
+        color=PALETTE["ceiling"], strokeDash=[4, 3]).encode(x="value:Q")
+    return responsive(one + dots, 24 * len(order) + 90, alt.Title(
+        title, subtitle="dashed: the typical stack; dot size: rows fitted"))

@@ -3,8 +3,9 @@
 A :class:`Result` holds the memory in tokens at every step; its shares are averaged over the
 *window*, from the first finish to the last admission, when the engine is full and turning
 over. :func:`timed` puts a roofline clock on the steps (:func:`napkin.roofline.step_seconds`,
-the same step cost chapter 7's serving engine uses), so the batch that memory allows becomes
-tokens per second on a :class:`napkin.deployment.Deployment`. Chapter 6 uses both.
+which chapter 7's serving engine gets back from chapter 9's step model with every efficiency
+at 1), so the batch that memory allows becomes tokens per second on a
+:class:`napkin.deployment.Deployment`. Chapter 6 uses both.
 """
 
 from __future__ import annotations

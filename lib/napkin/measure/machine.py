@@ -47,21 +47,37 @@ def last_level_cache_bytes() -> int:
     return max(sizes) if sizes else FALLBACK_LLC_BYTES
 
 
-def available_memory_bytes() -> int | None:
+#: psutil's figure, and the sysconf page count that stands for it without psutil.
+_MEMORY = {"available": "SC_AVPHYS_PAGES", "total": "SC_PHYS_PAGES"}
+
+
+def _memory_bytes(which: str) -> int | None:
     try:
         import psutil
 
-        return int(psutil.virtual_memory().available)
+        return int(getattr(psutil.virtual_memory(), which))
     except ImportError:  # pragma: no cover - psutil ships with the book's environment
-        if hasattr(os, "sysconf") and "SC_AVPHYS_PAGES" in os.sysconf_names:
-            return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        pages = _MEMORY[which]
+        if hasattr(os, "sysconf") and pages in os.sysconf_names:
+            return os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
         return None
+
+
+def available_memory_bytes() -> int | None:
+    """Memory free for a model now (checked before one is written or loaded)."""
+    return _memory_bytes("available")
+
+
+def total_memory_bytes() -> int | None:
+    """Installed memory (what a reader's submission says the machine has)."""
+    return _memory_bytes("total")
 
 
 def describe(threads: int) -> dict:
     return {"cpu_model": cpu_model(), "logical_cpus": os.cpu_count(), "threads_used": threads,
             "os": platform.platform(), "machine": platform.machine(),
             "python": platform.python_version(),
+            "memory_bytes_total": total_memory_bytes(),
             "memory_bytes_available": available_memory_bytes(),
             "last_level_cache_bytes": last_level_cache_bytes()}
 

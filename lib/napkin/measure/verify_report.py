@@ -76,8 +76,9 @@ def draft_share(record: dict) -> pd.DataFrame:
 def buys(record: dict | None, acceptance: float, depth: int | None = None) -> pd.DataFrame:
     """What speculative decoding would buy on this machine: for every measured verify size
     ``n = k + 1`` above one, the speedup ``tau(a, k) / (k x draft share + verify cost)`` from
-    the measured costs and the given acceptance (which random weights cannot measure)."""
-    from ..speculative.acceptance import expected_tokens
+    the measured costs and the given first drafted token's acceptance (which random weights
+    cannot measure; later positions fall as published)."""
+    from ..speculative.acceptance import position_rates, tokens_per_cycle
 
     cols = ["depth", "k", "verify_tokens", "tokens_per_cycle", "verify_relative",
             "draft_share", "cycle_relative", "speedup"]
@@ -89,7 +90,7 @@ def buys(record: dict | None, acceptance: float, depth: int | None = None) -> pd
     rows = []
     for _, r in df[(df["depth"] == depth) & (df["tokens"] > 1)].iterrows():
         k = int(r["tokens"]) - 1
-        tau = expected_tokens(acceptance, k)
+        tau = tokens_per_cycle(position_rates(acceptance, k))
         cycle = k * shares[depth] + r["relative"]
         rows.append({"depth": depth, "k": k, "verify_tokens": int(r["tokens"]),
                      "tokens_per_cycle": tau, "verify_relative": r["relative"],
@@ -163,7 +164,8 @@ def sentence(record: dict | None, acceptance: float) -> str:
                  "small-batch matmul path chapter 3's batch curve ran into).")
     text += (f" The synthetic draft's step cost **{share['share'].iloc[-1]:.0%}** of the "
              f"target's (its bytes predict {share['predicted_share'].iloc[-1]:.0%}). With "
-             f"the acceptance rate of {acceptance:.0%} from the papers, the best draft "
+             f"the first drafted token accepted {acceptance:.0%} of the time and later ones "
+             f"less often, as the papers measure, the best draft "
              f"length here is **{int(best['k'])}** tokens, for a speedup of "
              f"**{best['speedup']:.2f}x**")
     return text + (": speculative decoding would not pay on this machine with this software."

@@ -3,25 +3,24 @@ to measured servers.
 
 A roofline says a step takes the slower of its bytes over the peak bandwidth and its FLOPs
 over the peak FLOP/s. Real engines reach a fraction of each peak, a small step's matmuls
-reach a smaller fraction than a large one's, every step pays fixed costs (launching kernels,
-scheduling, sampling), and tensor parallelism pays for its all-reduces. :class:`Calibration`
-holds one number for each; :data:`ROOFLINE` is the plain roofline (every efficiency 1, no
-overhead, communication free), and :func:`calibrated` the values fitted to the training split
-of the published measurements (:func:`napkin.validation.fit`), computed from ``data/`` on
-first use and kept for the session.
+reach a smaller fraction than a large one's, every step pays fixed costs (launching each
+layer's kernels, scheduling, sampling each sequence), and tensor parallelism pays for its
+all-reduces. :class:`Calibration` holds one number for each; :data:`ROOFLINE` is the plain
+roofline (every efficiency 1, no overhead, communication free).
 
-The fit is a Nelder-Mead search (numpy only; no scipy in the book's pins) over the
-parameters mapped to unbounded values: efficiencies through a logistic, times and token counts
-through a logarithm, so every trial point is physical.
+:func:`calibrated` and :func:`stacks` are the published fit: fitted by
+:mod:`napkin.validation.derive` to every published row the book holds and stored in
+``data/step_model_parameters.csv`` and ``data/step_model_stacks.csv`` (a test refits them from
+the raw rows and compares), so that nothing here fits anything, or imports the validation.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 
-import numpy as np
+from .. import tables
+from .software import Stack
 
 
 @dataclass(frozen=True)
@@ -35,10 +34,18 @@ class Calibration:
     - ``step_overhead_s``: fixed time every step pays on top of the roofline;
     - ``allreduce_latency_s``: fixed time of one all-reduce between tensor-parallel chips;
     - ``link_efficiency``: share of the link's peak an all-reduce's bytes reach;
+    - ``layer_overhead_s``: fixed time every step pays per layer (its kernels' launches), on
+      the typical serving stack (a stack multiplies it, :mod:`napkin.predict.software`);
+    - ``sequence_overhead_s``: time a step pays per sequence in it (sampling, scheduling);
     - ``tpot_tail``: 99th-percentile time per output token over the mean step time (per-token
       times vary with the prefill work each step carries);
     - ``communication``: whether tensor parallelism costs anything (the plain roofline treats
-      it as free, as :func:`napkin.deployment.deploy` does).
+      it as free, as :func:`napkin.deployment.deploy` does);
+    - ``per_operator``: the weight matmuls and attention are separate kernels, each bound by
+      its own roof (:class:`napkin.predict.step.Cost`); the plain roofline takes the slower
+      of all bytes and all FLOPs;
+    - ``expert_ramp``: a mixture's routed experts each see only their share of the step's
+      tokens, and ramp with that share.
     """
 
     bandwidth_efficiency: float = 1.0
@@ -49,13 +56,18 @@ class Calibration:
     link_efficiency: float = 1.0
     tpot_tail: float = 1.0
     communication: bool = True
+    layer_overhead_s: float = 0.0
+    sequence_overhead_s: float = 0.0
+    per_operator: bool = False
+    expert_ramp: bool = False
 
     def __post_init__(self):
         for name in ("bandwidth_efficiency", "compute_efficiency", "link_efficiency"):
             v = getattr(self, name)
             if not 0 < v <= 1:
                 raise ValueError(f"{name} is a share of a peak in (0, 1], got {v!r}")
-        for name in ("half_tokens", "step_overhead_s", "allreduce_latency_s"):
+        for name in ("half_tokens", "step_overhead_s", "allreduce_latency_s",
+                     "layer_overhead_s", "sequence_overhead_s"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if not self.tpot_tail >= 1:
@@ -69,71 +81,51 @@ class Calibration:
 #: The plain roofline: peaks reached, nothing else paid, tensor parallelism free.
 ROOFLINE = Calibration(communication=False)
 
-#: The parameters the optimiser moves, and how each maps to an unbounded number.
-FITTED = ("bandwidth_efficiency", "compute_efficiency", "half_tokens", "step_overhead_s",
-          "allreduce_latency_s", "link_efficiency")
-_SHARES = {"bandwidth_efficiency", "compute_efficiency", "link_efficiency"}
+#: Where the fitted parameters are stored, and the fit a chapter uses unless it asks for
+#: another (the other is the fixed split's, chapter 9's held-out table).
+PARAMETERS_TABLE = "step_model_parameters"
+STACKS_TABLE = "step_model_stacks"
+PUBLISHED = "published"
+#: The structure whose parameters :func:`calibrated` returns.
+MODEL = "calibrated step model"
 
 
-def to_vector(cal: Calibration) -> np.ndarray:
-    """The fitted parameters as unbounded numbers (logit of a share, log of the others)."""
-    out = []
-    for name in FITTED:
-        v = getattr(cal, name)
-        if name in _SHARES:
-            v = min(v, 1 - 1e-9)
-            out.append(math.log(v / (1 - v)))
-        else:
-            out.append(math.log(max(v, 1e-12)))
-    return np.array(out)
-
-
-def from_vector(x, base: Calibration) -> Calibration:
-    """Inverse of :func:`to_vector`, the other fields taken from ``base``."""
+def stored(fit: str = PUBLISHED, structure: str = MODEL) -> Calibration:
+    """A calibration as :mod:`napkin.validation.derive` stored it (``fit``: ``"published"``,
+    fitted on every row, or ``"fixed split"``, on the training split only)."""
+    df = tables.load(PARAMETERS_TABLE)
+    rows = df[(df["fit"] == fit) & (df["structure"] == structure)]
+    if rows.empty:
+        raise ValueError(f"no {structure!r} fit {fit!r} in data/{PARAMETERS_TABLE}.csv; "
+                         "run scripts/fit_step_model.py")
     values = {}
-    for name, v in zip(FITTED, np.asarray(x, dtype=float)):
-        values[name] = 1 / (1 + math.exp(-v)) if name in _SHARES else math.exp(v)
-    return replace(base, **values)
+    for name, value in zip(rows["parameter"], rows["value"]):
+        kind = {f.name: f.type for f in fields(Calibration)}.get(name)
+        if kind is None:
+            raise ValueError(f"data/{PARAMETERS_TABLE}.csv names {name!r}, which is not a "
+                             "Calibration field")
+        values[name] = bool(value) if kind in ("bool", bool) else float(value)
+    return Calibration(**values)
 
 
-def nelder_mead(f, x0, step: float = 0.5, iterations: int = 400, tol: float = 1e-7):
-    """Minimise ``f`` from ``x0`` by the Nelder-Mead simplex (standard coefficients:
-    reflection 1, expansion 2, contraction 1/2, shrink 1/2). Deterministic."""
-    x0 = np.asarray(x0, dtype=float)
-    n = len(x0)
-    simplex = np.vstack([x0] + [x0 + step * np.eye(n)[i] for i in range(n)])
-    values = np.array([f(x) for x in simplex])
-    for _ in range(iterations):
-        order = np.argsort(values)
-        simplex, values = simplex[order], values[order]
-        if values[-1] - values[0] < tol:
-            break
-        centroid = simplex[:-1].mean(axis=0)
-        reflected = centroid + (centroid - simplex[-1])
-        fr = f(reflected)
-        if fr < values[0]:
-            expanded = centroid + 2 * (centroid - simplex[-1])
-            fe = f(expanded)
-            simplex[-1], values[-1] = (expanded, fe) if fe < fr else (reflected, fr)
-        elif fr < values[-2]:
-            simplex[-1], values[-1] = reflected, fr
-        else:
-            inside = fr >= values[-1]
-            contracted = centroid + 0.5 * ((simplex[-1] if inside else reflected) - centroid)
-            fc = f(contracted)
-            if fc < min(fr, values[-1]):
-                simplex[-1], values[-1] = contracted, fc
-            else:
-                simplex[1:] = simplex[0] + 0.5 * (simplex[1:] - simplex[0])
-                values[1:] = [f(x) for x in simplex[1:]]
-    best = int(np.argmin(values))
-    return simplex[best], float(values[best])
+def stored_stacks(fit: str = PUBLISHED, structure: str = MODEL) -> dict[str, Stack]:
+    """The serving stacks of a stored fit, by name (empty for a structure without them)."""
+    df = tables.load(STACKS_TABLE)
+    rows = df[(df["fit"] == fit) & (df["structure"] == structure)]
+    return {r.stack: Stack(r.stack, float(r.efficiency), float(r.overhead), int(r.rows))
+            for r in rows.itertuples()}
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
+def _published(version) -> tuple[Calibration, dict]:
+    return stored(), stored_stacks()
+
+
 def calibrated() -> Calibration:
-    """The parameters fitted to the training split of the published measurements in
-    ``data/`` (:func:`napkin.validation.fit`); computed once per session."""
-    from .. import validation
+    """The published calibration (:func:`stored`), read once per version of the table."""
+    return _published(tables.version(PARAMETERS_TABLE) + tables.version(STACKS_TABLE))[0]
 
-    return validation.fit().calibration
+
+def stacks() -> dict[str, Stack]:
+    """The published fit's serving stacks (:mod:`napkin.predict.software`)."""
+    return dict(_published(tables.version(PARAMETERS_TABLE) + tables.version(STACKS_TABLE))[1])

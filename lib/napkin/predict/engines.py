@@ -299,6 +299,11 @@ class Constants:
     allreduce_bytes_per_token: np.ndarray  # hidden x activation bytes
     allreduces: np.ndarray            # per step: two per layer
     kv_memory_bytes: np.ndarray
+    layers: np.ndarray
+    routed_flops_per_token: np.ndarray  # the routed experts' share of flops_per_token
+    expert_share: np.ndarray          # top_k / routed: a routed expert's share of the tokens
+    stack_efficiency: np.ndarray      # the serving software's share of the peaks, relative
+    stack_overhead: np.ndarray        # ... and its fixed per-layer costs (software.Stack)
 
     @classmethod
     def of(cls, engines) -> "Constants":
@@ -339,4 +344,8 @@ def _constants(e: Engine) -> dict:
         "allreduce_bytes_per_token": require_int(cfg, "hidden_size") * ACTIVATION_BYTES,
         "allreduces": 2 * require_int(cfg, "num_hidden_layers"),
         "kv_memory_bytes": e.deployment.kv_memory_bytes,
+        "layers": require_int(cfg, "num_hidden_layers"),
+        "routed_flops_per_token": 2.0 * moe.active_routed_params if moe else 0.0,
+        "expert_share": moe.top_k / moe.routed if moe else 1.0,
+        "stack_efficiency": 1.0, "stack_overhead": 1.0,
     }

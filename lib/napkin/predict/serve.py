@@ -86,9 +86,7 @@ def steady_step(c: Constants, batch, input_tokens, output_tokens, cal: Calibrati
     few = cost(c, decode + prefill_work(c, low, i), cal)
     more = cost(c, decode + prefill_work(c, low + 1, i), cal)
     step = (1 - share) * few.seconds + share * more.seconds
-    memory = (1 - share) * few.memory_s + share * more.memory_s
-    compute = (1 - share) * few.compute_s + share * more.compute_s
-    return {"step_s": step, "bound": np.where(memory >= compute, "memory", "compute"),
+    return {"step_s": step, "bound": few.blend(more, share).bound,
             "first_token_s": more.seconds}
 
 
@@ -101,7 +99,7 @@ def continuous(c: Constants, batch, input_tokens, output_tokens, cal: Calibratio
     run = steady_step(c, b, i, output_tokens, cal)
     alone = cost(c, prefill_work(c, 1, i), cal)
     return {**run, "tokens_per_s": b / run["step_s"],
-            "prefill_s": np.maximum(alone.memory_s, alone.compute_s)}
+            "prefill_s": alone.roof_s}
 
 
 def first_token_tail(service_s, prefill_s, rate_per_s, tail: float = TAIL):

@@ -50,6 +50,7 @@ class Work:
     kv_bytes: np.ndarray
     linear_flops: np.ndarray
     attention_flops: np.ndarray
+    sequences: np.ndarray = 0.0
 
     @property
     def flops(self):
@@ -58,7 +59,8 @@ class Work:
     def __add__(self, other: "Work") -> "Work":
         return Work(self.tokens + other.tokens, self.kv_bytes + other.kv_bytes,
                     self.linear_flops + other.linear_flops,
-                    self.attention_flops + other.attention_flops)
+                    self.attention_flops + other.attention_flops,
+                    self.sequences + other.sequences)
 
 
 def _pairs(start, n, window):
@@ -87,7 +89,7 @@ def decode_work(c: Constants, batch, depth, new_tokens=1) -> Work:
     kv = b * (c.kv_bytes_full * d + c.kv_bytes_window * np.minimum(d, c.window))
     tokens = b * np.asarray(new_tokens, dtype=float) + 0 * c.tp  # one per engine at least
     attention = b * (c.flops_per_pair_full * full + c.flops_per_pair_window * windowed)
-    return Work(tokens, kv, c.flops_per_token * tokens, attention)
+    return Work(tokens, kv, c.flops_per_token * tokens, attention, b + 0 * tokens)
 
 
 def prefill_work(c: Constants, prompts, length, start=0) -> Work:
@@ -98,7 +100,7 @@ def prefill_work(c: Constants, prompts, length, start=0) -> Work:
     kv = p * (c.kv_bytes_full * s + c.kv_bytes_window * np.minimum(s, c.window))
     tokens = p * np.asarray(length, dtype=float) + 0 * c.tp
     attention = p * (c.flops_per_pair_full * full + c.flops_per_pair_window * windowed)
-    return Work(tokens, kv, c.flops_per_token * tokens, attention)
+    return Work(tokens, kv, c.flops_per_token * tokens, attention, p + 0 * tokens)
 
 
 def weight_bytes(c: Constants, tokens):
@@ -109,38 +111,86 @@ def weight_bytes(c: Constants, tokens):
 
 @dataclass(frozen=True)
 class Cost:
-    """A step's time and its parts (arrays)."""
+    """A step's time and its parts (arrays): the weight matmuls' reads and arithmetic, the
+    cache's reads and attention's arithmetic, communication and fixed costs.
 
-    memory_s: np.ndarray
-    compute_s: np.ndarray
+    ``per_operator``: the matmuls and attention run as separate kernels, each bound by its
+    own roof, so the step takes the sum of the two operators' slower sides; otherwise (the
+    plain roofline of chapter 3) the step takes the slower of all its bytes and all its
+    FLOPs."""
+
+    weights_memory_s: np.ndarray
+    matmul_s: np.ndarray
+    cache_memory_s: np.ndarray
+    attention_s: np.ndarray
     comm_s: np.ndarray
     overhead_s: np.ndarray
+    per_operator: bool = False
+
+    @property
+    def memory_s(self):
+        return self.weights_memory_s + self.cache_memory_s
+
+    @property
+    def compute_s(self):
+        return self.matmul_s + self.attention_s
+
+    @property
+    def roof_s(self):
+        """The roofline's part of the step: what the chip's peaks (as reached) allow."""
+        if self.per_operator:
+            return (np.maximum(self.weights_memory_s, self.matmul_s) +
+                    np.maximum(self.cache_memory_s, self.attention_s))
+        return np.maximum(self.memory_s, self.compute_s)
 
     @property
     def seconds(self):
-        return np.maximum(self.memory_s, self.compute_s) + self.comm_s + self.overhead_s
+        return self.roof_s + self.comm_s + self.overhead_s
 
     @property
     def bound(self):
-        """Which roof binds each step: ``"memory"`` or ``"compute"``."""
+        """Which roof binds each step, ``"memory"`` or ``"compute"``: the weight matmuls'
+        when operators are costed apart (the question batching answers), else the step's."""
+        if self.per_operator:
+            return np.where(self.weights_memory_s >= self.matmul_s, "memory", "compute")
         return np.where(self.memory_s >= self.compute_s, "memory", "compute")
+
+    def blend(self, other: "Cost", share) -> "Cost":
+        """The parts of ``share`` of ``other`` and ``1 - share`` of this step (the mean parts
+        of a mix of two kinds of step; its ``seconds`` is not the mix's mean time)."""
+        mix = {f: (1 - share) * getattr(self, f) + share * getattr(other, f)
+               for f in ("weights_memory_s", "matmul_s", "cache_memory_s", "attention_s",
+                         "comm_s", "overhead_s")}
+        return Cost(**mix, per_operator=self.per_operator)
+
+
+def _ramp(tokens, half_tokens):
+    """Share of a matmul's peak reached by a product of ``tokens`` rows."""
+    return tokens / (tokens + half_tokens)
 
 
 def cost(c: Constants, work: Work, cal: Calibration) -> Cost:
     """The calibrated roofline of ``work`` on the engines of ``c`` (module docstring)."""
     n = np.maximum(work.tokens, 1e-9)
-    memory = (weight_bytes(c, n) + work.kv_bytes) / (cal.bandwidth_efficiency *
-                                                     c.bandwidth_bytes_per_s)
-    matmul = cal.compute_efficiency * n / (n + cal.half_tokens)
-    compute = work.linear_flops / (matmul * c.flops_per_s) + \
-        work.attention_flops / (cal.compute_efficiency * c.attention_flops_per_s)
-    comm = np.zeros_like(memory)
+    bandwidth = np.minimum(cal.bandwidth_efficiency * c.stack_efficiency, 1.0) * \
+        c.bandwidth_bytes_per_s
+    compute = np.minimum(cal.compute_efficiency * c.stack_efficiency, 1.0)
+    routed = c.routed_flops_per_token * n if cal.expert_ramp else 0.0
+    rows_per_expert = n * c.expert_share
+    matmul = ((work.linear_flops - routed) / _ramp(n, cal.half_tokens) +
+              routed / _ramp(np.maximum(rows_per_expert, 1e-9), cal.half_tokens)) / (
+        compute * c.flops_per_s)
+    attention = work.attention_flops / (compute * c.attention_flops_per_s)
+    comm = np.zeros_like(matmul)
     if cal.communication:
         ring = 2 * (c.tp - 1) / c.tp * n * c.allreduce_bytes_per_token / (
             cal.link_efficiency * c.link_bytes_per_s)
         comm = np.where(c.tp > 1, c.allreduces / c.pp * (cal.allreduce_latency_s + ring), 0.0)
-    overhead = np.full_like(memory, cal.step_overhead_s)
-    return Cost(memory, compute, comm, overhead)
+    overhead = (cal.step_overhead_s + cal.layer_overhead_s * c.layers * c.stack_overhead +
+                cal.sequence_overhead_s * work.sequences + 0 * matmul)
+    return Cost(weights_memory_s=weight_bytes(c, n) / bandwidth, matmul_s=matmul,
+                cache_memory_s=work.kv_bytes / bandwidth + 0 * matmul, attention_s=attention,
+                comm_s=comm, overhead_s=overhead, per_operator=cal.per_operator)
 
 
 def seconds(c: Constants, work: Work, cal: Calibration):
@@ -195,3 +245,26 @@ def step_seconds(deployment, batch: int, context_tokens: int, new_tokens_per_seq
     cal = calibrated() if calibration is None else calibration
     work = decode_work(c, batch, context_tokens, new_tokens_per_sequence)
     return float(seconds(c, work, cal)[0])
+
+
+def compute_bound_batch(deployment, context_tokens: int = 0,
+                        calibration: Calibration | None = None, limit: int = 1 << 20) -> int:
+    """The smallest batch whose decode step at ``context_tokens`` the model calls
+    compute-bound (:attr:`Cost.bound`), by bisection: the model's own crossover, with every
+    part of its calibration in it. ``limit`` + 1 when no batch up to ``limit`` is (a
+    cache read per sequence can keep a step memory-bound at any batch)."""
+    from .calibration import calibrated
+
+    c = _constants_of(deployment)
+    cal = calibrated() if calibration is None else calibration
+
+    def compute_bound(b: int) -> bool:
+        return str(cost(c, decode_work(c, b, context_tokens), cal).bound[0]) == "compute"
+
+    if not compute_bound(limit):
+        return limit + 1
+    low, high = 0, limit  # compute_bound(high) holds; low is memory-bound (or 0)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if compute_bound(mid) else (mid, high)
+    return high

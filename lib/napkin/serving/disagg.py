@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import roofline
 from ..deployment import Deployment
 from ..units import require_positive, require_whole
+from .cost import StepModel, step_model
 from .engine import ServingEngine
-from .runs import LABELS, Run, assemble, budget_or_longest
+from .runs import LABELS, Run, assemble, budget_or_longest, run_jobs
 from .traffic import Traffic, deal
 
 
@@ -23,24 +23,25 @@ def transfer_seconds(d: Deployment, prompt_tokens, link_bytes_per_s: float) -> n
     return np.asarray(prompt_tokens, dtype=float) * d.kv_bytes_per_token / bw
 
 
-def disaggregate(tr: Traffic, d: Deployment, prefill: int, decode: int,
-                 link_bytes_per_s: float, budget: int | None = None, *,
-                 record: bool = False) -> Run:
-    """Serve ``tr`` with ``prefill`` prefill-only and ``decode`` decode-only instances of ``d``.
-
-    Each prefill instance sends finished caches one at a time over its own link of
-    ``link_bytes_per_s``; a request joins a decode instance (round robin, in the order the
-    caches arrive) when its cache has arrived.
-    """
+def disaggregated(tr: Traffic, d: Deployment, prefill: int, decode: int,
+                  link_bytes_per_s: float, budget: int | None = None, *,
+                  keep_steps: bool = True, model: StepModel | None = None):
+    """The job of :func:`disaggregate` (for :func:`napkin.serving.runs.run_jobs`): its
+    prefill pool runs first, then its decode pool on the caches as they arrive."""
     p, k = require_whole("prefill", prefill, 1), require_whole("decode", decode, 1)
+    require_positive("link_bytes_per_s", link_bytes_per_s)
     b = budget_or_longest(budget, tr)
-    cost = roofline.step_cost(d.model, d.roof)
+    cost = step_model(d) if model is None else model
     n = len(tr)
+    parts = deal(n, p)
+    pre = [ServingEngine(tr.arrival_s[idx], tr.prompt[idx], tr.output[idx], cost,
+                         d.kv_capacity_tokens, "prefill_only", b, keep_steps=keep_steps)
+           for idx in parts]
+    yield pre
     logs, first = [], np.full(n, np.nan)
     ready = np.full(n, np.nan)
-    for idx in deal(n, p):
-        log = ServingEngine(tr.arrival_s[idx], tr.prompt[idx], tr.output[idx], cost,
-                            d.kv_capacity_tokens, "prefill_only", b, record=record).run()
+    for idx, e in zip(parts, pre):
+        log = e.log()
         logs.append((idx, "prefill", log))
         first[idx] = log.first_s
         move = transfer_seconds(d, tr.prompt[idx], link_bytes_per_s)
@@ -53,12 +54,27 @@ def disaggregate(tr: Traffic, d: Deployment, prefill: int, decode: int,
     finish[one] = first[one]
     todo = np.flatnonzero(~one)
     todo = todo[np.argsort(ready[todo], kind="stable")]
-    for part in deal(len(todo), k):
-        idx = todo[part]
-        log = ServingEngine(ready[idx], tr.prompt[idx], tr.output[idx], cost,
-                            d.kv_capacity_tokens, "decode_only", b, first_s=first[idx],
-                            record=record).run()
-        logs.append((idx, "decode", log))
+    dec_parts = [todo[part] for part in deal(len(todo), k)]
+    dec = [ServingEngine(ready[idx], tr.prompt[idx], tr.output[idx], cost,
+                         d.kv_capacity_tokens, "decode_only", b, first_s=first[idx],
+                         keep_steps=keep_steps)
+           for idx in dec_parts]
+    yield dec
+    logs += [(idx, "decode", e.log()) for idx, e in zip(dec_parts, dec)]
     label = f"{LABELS['disaggregated']}, {p} prefill + {k} decode"
-    return assemble(tr, logs, label, "disaggregated", b, f"{p}P + {k}D", d, first_s=first,
+    return assemble(tr, logs, label, "disaggregated", b, f"{p}P + {k}D", first_s=first,
                     finish_s=finish)
+
+
+def disaggregate(tr: Traffic, d: Deployment, prefill: int, decode: int,
+                 link_bytes_per_s: float, budget: int | None = None, *,
+                 model: StepModel | None = None) -> Run:
+    """Serve ``tr`` with ``prefill`` prefill-only and ``decode`` decode-only instances of ``d``.
+
+    Each prefill instance sends finished caches one at a time over its own link of
+    ``link_bytes_per_s``; a request joins a decode instance (round robin, in the order the
+    caches arrive) when its cache has arrived. ``model``: the step model (default: ``d``'s,
+    calibrated).
+    """
+    return run_jobs([disaggregated(tr, d, prefill, decode, link_bytes_per_s, budget,
+                                   model=model)])[0]

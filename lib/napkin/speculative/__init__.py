@@ -17,10 +17,13 @@ in-page chart's arithmetic). Chapter 10 uses them.
 from __future__ import annotations
 
 from . import acceptance, cost, draft
-from .acceptance import acceptance_for, expected_tokens
-from .cost import DEPTH, Cycle, break_even, curve, cycle, speedup, verify_cost
+from .acceptance import (acceptance_for, decay_profile, expected_tokens, position_rates,
+                         tokens_per_cycle)
+from .cost import (DEPTH, Cycle, break_even, curve, cycle, cycle_tokens, speedup,
+                   speedup_for_tokens, verify_cost)
 from .draft import Draft, eagle, model, mtp, share
 
-__all__ = ["acceptance", "cost", "draft", "acceptance_for", "expected_tokens", "DEPTH", "Cycle",
-           "break_even", "curve", "cycle", "speedup", "verify_cost", "Draft", "eagle", "model",
-           "mtp", "share"]
+__all__ = ["acceptance", "cost", "draft", "acceptance_for", "decay_profile", "expected_tokens",
+           "position_rates", "tokens_per_cycle", "DEPTH", "Cycle", "break_even", "curve",
+           "cycle", "cycle_tokens", "speedup", "speedup_for_tokens", "verify_cost", "Draft",
+           "eagle", "model", "mtp", "share"]

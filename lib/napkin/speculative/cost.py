@@ -32,7 +32,7 @@ from ..predict.calibration import Calibration, calibrated
 from ..predict.engines import Constants, Engine, engine_of
 from ..predict.step import cost, decode_work, step_seconds
 from . import draft as drafts
-from .acceptance import expected_tokens, require_acceptance, require_drafts
+from .acceptance import expected_tokens, require_acceptance, require_drafts, tokens_per_cycle
 
 #: The context each sequence holds when a step is costed, unless told otherwise: a chat
 #: turn's depth (the chapter's setting; speedups barely move with it at small batches).
@@ -112,16 +112,40 @@ def cycle(target, draft: drafts.Draft, k: int, batch=1, depth: int = DEPTH,
                  verify.bound)
 
 
+def cycle_tokens(acceptance, k: int) -> float:
+    """Tokens a cycle of ``k`` drafted tokens yields: ``acceptance`` one rate for every
+    position (:func:`~napkin.speculative.acceptance.expected_tokens`), or a sequence of rates
+    by position, each given the earlier ones were accepted
+    (:func:`~napkin.speculative.acceptance.tokens_per_cycle`, its first ``k``)."""
+    k = require_drafts(k)
+    a = require_acceptance(acceptance)
+    if a.ndim == 0:
+        return expected_tokens(float(a), k)
+    if a.ndim == 1 and a.size >= k:
+        return tokens_per_cycle(a[:k])
+    raise ValueError(f"acceptance must be one rate or a rate for each of the k = {k} drafted "
+                     f"positions, got {acceptance!r}")
+
+
+def speedup_for_tokens(target, draft: drafts.Draft, tokens: float, k: int, batch=1,
+                       depth: int = DEPTH, calibration: Calibration | None = None):
+    """The speedup of cycles that yield ``tokens`` on average (a published acceptance length)
+    with ``k`` drafted tokens each: a float for a single batch, an array for an array."""
+    k = require_drafts(k)
+    if not (isinstance(tokens, (int, float, np.floating)) and 1 <= tokens <= k + 1):
+        raise ValueError(f"tokens (per cycle) must lie between 1 and k + 1 = {k + 1}, got "
+                         f"{tokens!r}")
+    c = cycle(target, draft, k, batch, depth, calibration)
+    out = float(tokens) * c.plain_s / c.seconds
+    return float(out[0]) if np.ndim(batch) == 0 else out
+
+
 def speedup(target, draft: drafts.Draft, acceptance, k: int, batch=1, depth: int = DEPTH,
             calibration: Calibration | None = None):
     """Tokens per second with speculation over without, at ``batch`` sequences: a float for
-    a single batch, an array for an array of them."""
-    a = require_acceptance(acceptance)
-    if a.ndim:
-        raise ValueError(f"acceptance must be one number here, got {acceptance!r}")
-    c = cycle(target, draft, k, batch, depth, calibration)
-    out = expected_tokens(float(a), k) * c.plain_s / c.seconds
-    return float(out[0]) if np.ndim(batch) == 0 else out
+    a single batch, an array for an array of them. ``acceptance``: see :func:`cycle_tokens`."""
+    return speedup_for_tokens(target, draft, cycle_tokens(acceptance, k), k, batch, depth,
+                              calibration)
 
 
 def curve(target, draft: drafts.Draft, acceptance, k: int, batches, depth: int = DEPTH,
@@ -129,7 +153,7 @@ def curve(target, draft: drafts.Draft, acceptance, k: int, batches, depth: int =
     """:func:`speedup` and its parts at each of ``batches``."""
     b = np.asarray(list(batches))
     c = cycle(target, draft, k, b, depth, calibration)
-    tau = expected_tokens(acceptance, k)
+    tau = cycle_tokens(acceptance, k)
     return pd.DataFrame({"batch": b.astype(int), "plain_s": c.plain_s, "verify_s": c.verify_s,
                          "draft_s": c.draft_s, "cycle_relative": c.relative,
                          "tokens_per_cycle": tau, "speedup": tau * c.plain_s / c.seconds,

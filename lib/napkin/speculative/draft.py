@@ -9,7 +9,9 @@ Three kinds of draft, all priced by the same calibrated step model as the target
   same routed experts), a fusion matrix of ``fusion_inputs`` x hidden by hidden (EAGLE feeds
   the target's features and the token's embedding, two inputs; EAGLE-3 fuses three layers'
   features; DeepSeek's MTP projects two), and a language-model head over the vocabulary,
-  read at every draft step;
+  read at every draft step, over a reduced draft vocabulary where the head's configuration
+  has one, as EAGLE-3's does (:func:`eagle3_for` reads it from
+  ``data/speculative_drafts.csv``);
 - a separate small **model** (classic speculative sampling): a book model or a config on
   the same chips;
 - a **share**: a draft step that costs a fixed share of a plain target step at the same
@@ -26,12 +28,16 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 
+from .. import tables
 from ..models import require_int
 from ..predict import engines
 from ..predict.engines import Constants, Engine
 
 KINDS = ("head", "model", "share")
+#: What drafts are, where the book prices them from their configuration (``data/``).
+DRAFTS_TABLE = "speculative_drafts"
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class Draft:
     weights: str | None = None  # model: its weight format (None: the target's)
     fraction: float = 0.0      # share: a draft step over a plain target step
     parallel: bool = False     # all k drafted tokens in one pass (Medusa) instead of k passes
+    draft_vocab: int | None = None  # head: a reduced output vocabulary (None: the target's)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -60,6 +67,11 @@ class Draft:
                     or self.fusion_inputs < 0:
                 raise ValueError(f"fusion_inputs must be a whole number >= 0, got "
                                  f"{self.fusion_inputs!r}")
+        if self.draft_vocab is not None and (isinstance(self.draft_vocab, bool) or not
+                                             isinstance(self.draft_vocab, int) or
+                                             self.draft_vocab < 1):
+            raise ValueError(f"draft_vocab must be a whole number of tokens >= 1 (or None for "
+                             f"the target's vocabulary), got {self.draft_vocab!r}")
         if self.kind == "share" and not (isinstance(self.fraction, (int, float)) and
                                          not isinstance(self.fraction, bool) and
                                          0 <= self.fraction <= 1):
@@ -74,13 +86,32 @@ class Draft:
         return 1 if self.parallel else k
 
 
-def eagle(version: int = 1) -> Draft:
+def eagle(version: int = 1, draft_vocab: int | None = None) -> Draft:
     """EAGLE's draft head: one decoder layer over the target's features and the token's
-    embedding (two inputs), or, for EAGLE-3, over features fused from three layers."""
+    embedding (two inputs), or, for EAGLE-3, over features fused from three layers; its
+    output head over ``draft_vocab`` tokens (None: the target's whole vocabulary)."""
     if version not in (1, 2, 3):
         raise ValueError(f"EAGLE versions are 1, 2 and 3, got {version!r}")
     return Draft(name=f"EAGLE-{version} head" if version > 1 else "EAGLE head", kind="head",
-                 layers=1, fusion_inputs=3 if version == 3 else 2)
+                 layers=1, fusion_inputs=3 if version == 3 else 2, draft_vocab=draft_vocab)
+
+
+def configured(draft: str, target_model: str, parameter: str) -> float:
+    """A draft's configuration as its published files state it (``data/speculative_drafts.csv``:
+    ``target_model`` ``"any"`` for a draft that needs no training)."""
+    df = tables.load(DRAFTS_TABLE)
+    hit = df[(df["draft"] == draft) & df["target_model"].isin([target_model, "any"]) &
+             (df["parameter"] == parameter)]
+    if len(hit) != 1:
+        raise ValueError(f"no single {parameter!r} for draft {draft!r} with target "
+                         f"{target_model!r} in data/{DRAFTS_TABLE}.csv (found {len(hit)})")
+    return float(pd.to_numeric(hit["value"]).iloc[0])
+
+
+def eagle3_for(model: str) -> Draft:
+    """The EAGLE-3 head the EAGLE-3 paper ran for ``model``, with the output vocabulary its
+    configuration states."""
+    return eagle(3, draft_vocab=int(configured("EAGLE-3 head", model, "draft_vocab_size")))
 
 
 def mtp() -> Draft:
@@ -115,7 +146,7 @@ def head_params(target: Engine, draft: Draft) -> dict:
                          f"({layers} layers in all, and a head adds an output head); a draft "
                          "must be smaller than what it drafts for")
     embeddings = vocab * hidden * (1 if cfg.get("tie_word_embeddings") else 2)
-    extra = vocab * hidden + draft.fusion_inputs * hidden * hidden
+    extra = (draft.draft_vocab or vocab) * hidden + draft.fusion_inputs * hidden * hidden
     active_layer = (target.model.params - embeddings) / layers
     total_layer = (target.total_params - embeddings) / layers
     return {"active": draft.layers * active_layer + extra,
@@ -134,7 +165,8 @@ def _head_constants(target: Engine, draft: Draft) -> Constants:
     bpw = target.bytes_per_weight
     embeddings = vocab * hidden * (1 if cfg.get("tie_word_embeddings") else 2) * bpw
     per_layer_dense = (c.dense_weight_bytes - embeddings) / layers
-    extra_bytes = (vocab * hidden + draft.fusion_inputs * hidden * hidden) * bpw
+    extra_bytes = ((draft.draft_vocab or vocab) * hidden +
+                   draft.fusion_inputs * hidden * hidden) * bpw
     moe_layers = target.experts.moe_layers if target.experts else 1
     part = draft.layers / layers
     return replace(

@@ -8,16 +8,22 @@ Metal on the Mac, CUDA elsewhere, quantized weights), under two roofs:
 
 - ``"peak"``: the spec sheet's bandwidth and the dense peak of the arithmetic the weights
   run in (:meth:`napkin.buying.Machine.roof`), the plain roofline;
-- ``"llama.cpp"``: chapter 8's measured roofs, the share of the bandwidth ceiling that
-  published llama.cpp decode reached (the median of the machine's family) and the FLOP/s its
-  published prefill runs reached (the median of the machine's runs).
+- ``"llama.cpp"``: measured roofs, the share of the bandwidth ceiling that published
+  llama.cpp decode reached (:func:`decode_share`: the machine's own runs of chapter 1's
+  reference model where the book has them, else its family's median) and the FLOP/s its
+  published prefill runs reached (the median of the machine's runs). That prefill rate is a
+  large matrix product's; a verify step of a few tokens runs llama.cpp's small-batch kernels,
+  which may reach less, so this roof is the most a short verify step could reach.
 
 Chapter 9's calibrated model is not used for these machines: its small-matmul ramp was
 fitted on datacenter chips and puts even a one-token decode step of an 8B model on the
 compute roof of a chip with few FLOP/s, which measured Macs and GeForce cards contradict.
 
-The chart recomputes :func:`napkin.speculative.speedup` in the page from :func:`rows` with
-:func:`js_expressions` (tested to agree on a grid of slider settings).
+Acceptance falls with a token's position in the draft: the chart's acceptance is the first
+position's, and later positions fall as EAGLE's published rates do
+(:func:`napkin.speculative.acceptance.position_rates`). The chart recomputes
+:func:`napkin.speculative.speedup` in the page from :func:`rows` with :func:`js_expressions`
+(tested to agree on a grid of slider settings).
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from functools import lru_cache
 
 import pandas as pd
 
+import numpy as np
+
 from .. import buying, catalog
 from ..deployment import deploy
 from ..predict.calibration import Calibration
@@ -34,7 +42,8 @@ from ..predict.engines import Engine
 from ..predict.experts import layout
 from ..predict.step import decode_work, seconds
 from . import draft as drafts
-from .cost import DEPTH, break_even, speedup
+from .acceptance import position_rates
+from .cost import DEPTH, break_even, speedup, speedup_for_tokens
 
 MACHINES = ("M2 Ultra", "DGX Spark", "RTX 4090", "H100 SXM")
 MODEL = "Llama-3.1-8B"
@@ -71,9 +80,22 @@ def local_engine(name: str, model: str = MODEL, weights: str = WEIGHTS) -> Engin
                   total_params=catalog.params(model), attention_roof_ratio=attention)
 
 
+def decode_share(name: str) -> tuple[float, str]:
+    """The share of its bandwidth ceiling llama.cpp decode reaches on this machine, and where
+    it comes from: the median of the machine's own published runs of the reference model
+    (chapter 1's Llama-2-7B at Q4_0, a model of about the size priced here), else its
+    family's median (chapter 8's discount)."""
+    m = machine(name)
+    if m.own_fractions:
+        runs = len(m.own_fractions)
+        return float(np.median(m.own_fractions)), f"its own run{'s' if runs > 1 else ''} ({runs})"
+    return float(m.fraction_quartiles[1]), f"its family's median ({m.family})"
+
+
 def view_calibration(name: str, view: str, weights: str = WEIGHTS) -> Calibration:
     """The roof ``view`` as a calibration of the step model: all peaks reached (``peak``),
-    or chapter 8's measured shares of them (``llama.cpp``). No ramp, no fixed cost per step."""
+    or the measured shares of them (``llama.cpp``: :func:`decode_share` of the bandwidth,
+    the median published prefill rate of the FLOP/s). No ramp, no fixed cost per step."""
     _require_view(view)
     if view == "peak":
         return Calibration(communication=False)
@@ -82,24 +104,32 @@ def view_calibration(name: str, view: str, weights: str = WEIGHTS) -> Calibratio
         raise ValueError(f"{name} has no published llama.cpp prefill run to measure its roof")
     _, peak, _ = m.roof(weights)
     measured = float(pd.Series(m.prefill_flops).median())
-    return Calibration(bandwidth_efficiency=m.fraction_quartiles[1],
+    return Calibration(bandwidth_efficiency=decode_share(name)[0],
                        compute_efficiency=min(1.0, measured / peak), communication=False)
 
 
 def machine_speedup(name: str, view: str, acceptance: float, share: float, k: int, batch=1,
                     depth: int = DEPTH):
     """What the chart draws: :func:`napkin.speculative.speedup` of a draft costing ``share``
-    of a plain step, on one machine under one view."""
-    return speedup(local_engine(name), drafts.share(share), acceptance, k, batch, depth,
-                   view_calibration(name, view))
+    of a plain step, on one machine under one view, the first drafted token accepted with
+    probability ``acceptance`` and later ones falling as published (``position_rates``)."""
+    return speedup(local_engine(name), drafts.share(share), position_rates(acceptance, k), k,
+                   batch, depth, view_calibration(name, view))
 
 
 def machine_break_even(name: str, view: str, acceptance: float, share: float, k: int,
                        depth: int = DEPTH):
-    """The batch at which speculation stops paying on one machine (None: not before memory
-    is full)."""
-    return break_even(local_engine(name), drafts.share(share), acceptance, k, depth,
-                      view_calibration(name, view))
+    """The smallest batch at which speculation no longer pays on one machine, acceptance as
+    in :func:`machine_speedup` (None: it still pays when memory is full)."""
+    return break_even(local_engine(name), drafts.share(share), position_rates(acceptance, k),
+                      k, depth, view_calibration(name, view))
+
+
+def tokens_speedup(name: str, view: str, tokens: float, k: int, batch=1, depth: int = DEPTH):
+    """The speedup on one machine of a draft that costs nothing and yields ``tokens`` per
+    cycle of ``k`` drafted tokens (a published acceptance length: prompt lookup)."""
+    return speedup_for_tokens(local_engine(name), drafts.share(0.0), tokens, k, batch, depth,
+                              view_calibration(name, view))
 
 
 def ridge_tokens(name: str, view: str, depth: int = DEPTH) -> float:
@@ -141,11 +171,19 @@ K_MAX = 15
 PARAMS = {"acceptance": "acceptance", "share": "draft_share", "k": "drafted"}
 
 
+def _decay_products() -> list[float]:
+    """For each position up to :data:`K_MAX`, the product of the published fall
+    (:func:`~napkin.speculative.acceptance.decay_profile`) up to it: the chance that the first
+    ``i`` drafted tokens are all accepted is ``a^i`` times this."""
+    return [float(p) for p in np.cumprod(position_rates(1.0, K_MAX))]
+
+
 def js_expressions() -> dict[str, str]:
     """:func:`machine_speedup` as Vega expressions over a :func:`rows` row and the page's
-    parameters (:data:`PARAMS`: the acceptance rate, the draft step over a plain step, the
-    drafted tokens per cycle): the step of ``m`` tokens per sequence is the slower of its bytes
-    over the bandwidth and its FLOPs (weights, then attention) over the FLOP/s."""
+    parameters (:data:`PARAMS`: the first drafted token's acceptance, the draft step over a
+    plain step, the drafted tokens per cycle): the step of ``m`` tokens per sequence is the
+    slower of its bytes over the bandwidth and its FLOPs (weights, then attention) over the
+    FLOP/s; the tokens a cycle yields fall with position as :func:`machine_speedup`'s do."""
     a, c, k = PARAMS["acceptance"], PARAMS["share"], PARAMS["k"]
     memory = "(datum.W + datum.B * datum.kvb * datum.d) / datum.bw"
 
@@ -155,7 +193,8 @@ def js_expressions() -> dict[str, str]:
 
     e = {"plain_s": f"max({memory}, {compute('1')})",
          "verify_s": f"max({memory}, {compute(f'{k} + 1')})",
-         "tau": f"{a} < 1 ? (1 - pow({a}, {k} + 1)) / (1 - {a}) : {k} + 1"}
+         "tau": "1 + " + " + ".join(f"({k} >= {i} ? pow({a}, {i}) * {float(d)!r} : 0)"
+                                    for i, d in enumerate(_decay_products(), start=1))}
     e["cycle"] = f"({k} * {c} * ({e['plain_s']}) + ({e['verify_s']})) / ({e['plain_s']})"
     e["speedup"] = f"({e['tau']}) / ({e['cycle']})"
     e["verify_bound"] = (f"{memory} >= {compute(f'{k} + 1')} ? 'memory-bound' : "
@@ -165,12 +204,15 @@ def js_expressions() -> dict[str, str]:
 
 def summary(acceptance: float, share: float, k: int, batches=(1, 4),
             depth: int = DEPTH) -> pd.DataFrame:
-    """Per machine: its ridge in tokens under both roofs, the speedup at each of ``batches``
-    and the batch at which speculation stops paying (llama.cpp's measured roofs, and the
-    spec sheet's), and what one stream decodes with and without it (measured roofs)."""
+    """Per machine: its decode share and where it comes from, its ridge in tokens under both
+    roofs, the speedup at each of ``batches`` and the batch at which speculation stops paying
+    (llama.cpp's measured roofs, and the spec sheet's), and what one stream decodes with and
+    without it (measured roofs)."""
     out = []
     for name in MACHINES:
-        row = {"machine": name, "ridge_llama_tokens": ridge_tokens(name, "llama.cpp", depth),
+        share_of_ceiling, basis = decode_share(name)
+        row = {"machine": name, "decode_share": share_of_ceiling, "decode_share_basis": basis,
+               "ridge_llama_tokens": ridge_tokens(name, "llama.cpp", depth),
                "ridge_peak_tokens": ridge_tokens(name, "peak", depth)}
         for b in batches:
             row[f"speedup_b{b}"] = machine_speedup(name, "llama.cpp", acceptance, share, k, b,
@@ -184,3 +226,14 @@ def summary(acceptance: float, share: float, k: int, batches=(1, 4),
         row["speculative_tok_per_s"] = row["speedup_b1"] / step
         out.append(row)
     return pd.DataFrame(out)
+
+
+def prompt_lookup(tokens: tuple[float, ...], k: int, batches=(1, 4),
+                  depth: int = DEPTH) -> pd.DataFrame:
+    """Per machine and published acceptance length of prompt lookup (``tokens``): its
+    speedup at each of ``batches`` with ``k`` drafted tokens a cycle, under llama.cpp's
+    measured roofs (drafting costs nothing: it is a search of the context)."""
+    return pd.DataFrame([{"machine": name, "tokens_per_cycle": t,
+                          **{f"speedup_b{b}": tokens_speedup(name, "llama.cpp", t, k, b, depth)
+                             for b in batches}}
+                         for name in MACHINES for t in tokens])

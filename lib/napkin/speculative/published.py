@@ -12,11 +12,15 @@ calibrated step model of chapter 9 and, beside it, the plain roofline:
 - **DeepSeek-V3 with its MTP module in SGLang** (SGLang's documentation): eight H200, three
   drafted tokens, batches 1 and 32.
 
-The papers state no acceptance rate for these runs. For the two EAGLE sweeps it is fitted,
-per method, to the smallest batch (2) and the other batches are held out; nothing else is
-fitted (the step model's parameters are chapter 9's, fitted to other rows). For DeepSeek-V3
-the acceptance is the one DeepSeek's report states for its MTP module, 85 to 90 % (the middle
-is scored, both ends are shown), so nothing is fitted at all. The TensorRT Edge-LLM rows
+The papers state no acceptance rate for these runs. For the two EAGLE sweeps the first
+drafted token's acceptance is fitted, per method, to the smallest batch (2) and the other
+batches are held out, so what they test is how the speedup changes with batch, not its
+level; later positions fall as EAGLE's published rates do
+(:func:`~napkin.speculative.acceptance.position_rates`). Nothing else is fitted (the step
+model's parameters are chapter 9's, fitted to other rows). For DeepSeek-V3 the first
+position's acceptance is the range DeepSeek's report states for its MTP module (the middle is
+scored, both ends are shown; later positions fall as EAGLE's), so nothing is fitted at all.
+Errors are factors (:func:`napkin.validation.factor_stats`). The TensorRT Edge-LLM rows
 (Jetson AGX Thor, batch 1 and 8) are shown as measured but not predicted: the book holds no
 sourced roof for that chip.
 """
@@ -31,8 +35,9 @@ import pandas as pd
 from .. import tables
 from ..predict import calibration as calib
 from ..predict.engines import engine
+from ..validation.report import factor_stats
 from . import draft as drafts
-from .acceptance import expected_tokens
+from .acceptance import position_rates, stated, tokens_per_cycle
 from .cost import speedup
 
 TABLE = "speculative_published"
@@ -40,6 +45,11 @@ EAGLE3_PAPER = "https://arxiv.org/abs/2503.01840"
 SGLANG_DOCS = "sgl-project/sglang"
 DEEPSEEK_REPORT = "https://arxiv.org/abs/2412.19437"
 EDGE_LLM = "TensorRT-Edge-LLM"
+#: The acceptance DeepSeek's report states for its MTP module (``data/``'s method name).
+DEEPSEEK_MTP = "MTP (multi-token prediction) module used for speculative decoding"
+#: Prompt lookup in ``data/speculative_published.csv``, and the rows that average datasets.
+PROMPT_LOOKUP = ("PLD", "PLD (prompt lookup)")
+AVERAGED = ("Mean of", "overall")
 
 
 def load() -> pd.DataFrame:
@@ -50,7 +60,8 @@ def load() -> pd.DataFrame:
 @dataclass(frozen=True)
 class Sweep:
     """A published sweep the model predicts: which rows, on what, and how acceptance is set
-    (``fit_batch``: fitted per method at that batch; else ``acceptance``, a stated range)."""
+    (``fit_batch``: fitted per method at that batch; else the range a source states for the
+    method ``acceptance_of``, :attr:`acceptance`)."""
 
     name: str
     url: str
@@ -65,9 +76,14 @@ class Sweep:
     n_chips: int = 1
     depth: int = 512
     fit_batch: int | None = None
-    acceptance: tuple = ()
+    acceptance_of: str = ""
     acceptance_basis: str = ""
     alternatives: tuple = field(default=())   # other chips the source could mean
+
+    @property
+    def acceptance(self) -> tuple:
+        """The first position's acceptance as stated (low, high); empty where it is fitted."""
+        return stated(self.acceptance_of) if self.acceptance_of else ()
 
     def rows(self, table: pd.DataFrame | None = None) -> pd.DataFrame:
         """The sweep's rows: its methods, a stated batch and a stated plain speedup."""
@@ -85,13 +101,14 @@ class Sweep:
 SWEEPS = (
     Sweep(name="EAGLE-3 paper, Table 3: SGLang, one H100", url=EAGLE3_PAPER,
           methods={"EAGLE (in SGLang)": drafts.eagle(1),
-                   "EAGLE-3 (in SGLang)": drafts.eagle(3)},
+                   "EAGLE-3 (in SGLang)": drafts.eagle3_for("Llama-3.1-8B")},
           chip="H100 SXM", chip_basis="one H100 (the variant is not stated; SXM assumed)",
           model="Llama-3.1-8B", weights="BF16", kv="bf16", k=3,
           k_basis="chain draft length 3, no tree (the paper)", fit_batch=2,
           alternatives=("H100 PCIe",)),
     Sweep(name="EAGLE-3 paper, Table 5: vLLM", url=EAGLE3_PAPER,
-          methods={"EAGLE (in vLLM)": drafts.eagle(1), "EAGLE-3 (in vLLM)": drafts.eagle(3)},
+          methods={"EAGLE (in vLLM)": drafts.eagle(1),
+                   "EAGLE-3 (in vLLM)": drafts.eagle3_for("Llama-3.1-8B")},
           chip="RTX 3090", chip_basis="an RTX 3090, as the paper's text says (a table caption "
                                       "says A100)",
           model="Llama-3.1-8B", weights="BF16", kv="bf16", k=2,
@@ -102,31 +119,39 @@ SWEEPS = (
           chip="H200", chip_basis="eight H200 in tensor parallel (the documentation)",
           model="DeepSeek-V3", weights="FP8", kv="bf16", k=3, n_chips=8, depth=1024,
           k_basis="3 steps, top-k 1, 4 draft tokens (the documentation's default)",
-          acceptance=(0.85, 0.90),
-          acceptance_basis="85-90 % acceptance of the second token (DeepSeek-V3 report)"),
+          acceptance_of=DEEPSEEK_MTP,
+          acceptance_basis="the acceptance of the second token the DeepSeek-V3 report states "
+                           "(data/speculative_acceptance_by_position.csv)"),
 )
 
 
+def _speedup(target, draft, first, k, batch, depth, cal):
+    """The model's speedup with the first drafted token accepted with probability ``first``
+    and later ones falling as published."""
+    return speedup(target, draft, position_rates(first, k), k, batch, depth, cal)
+
+
 def _fit_acceptance(target, draft, k, batch, depth, measured, cal) -> float:
-    """The acceptance at which the model's speedup at ``batch`` equals ``measured`` (speedup
-    rises with acceptance, so bisection); 0 or 1 where even those miss it."""
+    """The first position's acceptance at which the model's speedup at ``batch`` equals
+    ``measured`` (speedup rises with acceptance, so bisection); 0 or 1 where even those miss
+    it."""
     low, high = 0.0, 1.0
-    if speedup(target, draft, 1.0, k, batch, depth, cal) <= measured:
+    if _speedup(target, draft, 1.0, k, batch, depth, cal) <= measured:
         return 1.0
-    if speedup(target, draft, 0.0, k, batch, depth, cal) >= measured:
+    if _speedup(target, draft, 0.0, k, batch, depth, cal) >= measured:
         return 0.0
     for _ in range(50):
         mid = (low + high) / 2
-        low, high = (mid, high) if speedup(target, draft, mid, k, batch, depth, cal) < \
+        low, high = (mid, high) if _speedup(target, draft, mid, k, batch, depth, cal) < \
             measured else (low, mid)
     return (low + high) / 2
 
 
 def predict_sweep(sweep: Sweep, cal: calib.Calibration, chip: str | None = None,
                   table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every row of ``sweep`` predicted with ``cal``: the acceptance used, the prediction
-    (and, for a stated acceptance range, at both ends), and whether the row is the one the
-    acceptance was fitted to."""
+    """Every row of ``sweep`` predicted with ``cal``: the first position's acceptance used,
+    the tokens a cycle yields, the prediction (and, for a stated acceptance range, at both
+    ends), and whether the row is the one the acceptance was fitted to."""
     rows = sweep.rows(table)
     e = sweep.engine(chip)
     out = []
@@ -147,10 +172,11 @@ def predict_sweep(sweep: Sweep, cal: calib.Calibration, chip: str | None = None,
             b = int(r["batch"])
             out.append({"sweep": sweep.name, "method": method, "chip": chip or sweep.chip,
                         "batch": b, "measured": float(r["speedup"]), "acceptance": a,
-                        "tokens_per_cycle": expected_tokens(a, sweep.k),
-                        "predicted": speedup(e, d, a, sweep.k, b, sweep.depth, cal),
-                        "predicted_low": speedup(e, d, ends[0], sweep.k, b, sweep.depth, cal),
-                        "predicted_high": speedup(e, d, ends[1], sweep.k, b, sweep.depth, cal),
+                        "tokens_per_cycle": tokens_per_cycle(position_rates(a, sweep.k)),
+                        "predicted": _speedup(e, d, a, sweep.k, b, sweep.depth, cal),
+                        "predicted_low": _speedup(e, d, ends[0], sweep.k, b, sweep.depth, cal),
+                        "predicted_high": _speedup(e, d, ends[1], sweep.k, b, sweep.depth,
+                                                   cal),
                         "split": "fit" if sweep.fit_batch == b else "test",
                         "definition": r["speedup_definition"], "source_url": r["source_url"]})
     return pd.DataFrame(out)
@@ -159,8 +185,8 @@ def predict_sweep(sweep: Sweep, cal: calib.Calibration, chip: str | None = None,
 def check(calibration: calib.Calibration | None = None,
           table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every sweep row predicted by the calibrated step model (``predicted``) and by the plain
-    roofline (``roofline``, with its own fitted acceptance), with the relative errors
-    ``predicted / measured - 1``."""
+    roofline (``roofline``, with its own fitted acceptance), with their errors as log-ratios
+    ``ln(predicted / measured)`` (positive: more speedup than measured) and as factors."""
     cal = calib.calibrated() if calibration is None else calibration
     parts = []
     for sweep in SWEEPS:
@@ -169,9 +195,15 @@ def check(calibration: calib.Calibration | None = None,
         model["roofline"] = roof["predicted"].to_numpy()
         model["roofline_acceptance"] = roof["acceptance"].to_numpy()
         parts.append(model)
-    df = pd.concat(parts, ignore_index=True)
-    df["error"] = df["predicted"] / df["measured"] - 1
-    df["roofline_error"] = df["roofline"] / df["measured"] - 1
+    return _with_errors(pd.concat(parts, ignore_index=True), ("", "roofline_"))
+
+
+def _with_errors(df: pd.DataFrame, prefixes) -> pd.DataFrame:
+    """``log_ratio`` and ``factor`` (exp |log_ratio|) of each prediction column."""
+    for p in prefixes:
+        column = "predicted" if p == "" else p.rstrip("_")
+        df[f"{p}log_ratio"] = np.log(df[column] / df["measured"])
+        df[f"{p}factor"] = np.exp(df[f"{p}log_ratio"].abs())
     return df
 
 
@@ -180,29 +212,42 @@ def alternatives(calibration: calib.Calibration | None = None) -> pd.DataFrame:
     Table 3, an A100 for Table 5), calibrated model only."""
     cal = calib.calibrated() if calibration is None else calibration
     parts = [predict_sweep(s, cal, chip) for s in SWEEPS for chip in s.alternatives]
-    df = pd.concat(parts, ignore_index=True)
-    df["error"] = df["predicted"] / df["measured"] - 1
-    return df
+    return _with_errors(pd.concat(parts, ignore_index=True), ("",))
 
 
-def _stats(e: pd.Series) -> dict:
-    a = e.abs()
-    return {"n": int(len(e)), "median_abs": float(a.median()), "p90_abs": float(a.quantile(0.9)),
-            "max_abs": float(a.max()), "bias": float(e.median())}
+def _stats(log_ratio: pd.Series) -> dict:
+    """:func:`napkin.validation.factor_stats` of a speedup's log-ratios (a speedup is a rate:
+    a positive log-ratio promises more speed), and the largest factor."""
+    out = factor_stats(log_ratio, log_ratio)
+    return {**out, "max": float(np.exp(log_ratio.abs().max())) if len(log_ratio) else np.nan}
 
 
 def errors(checked: pd.DataFrame, by=("sweep",)) -> pd.DataFrame:
-    """Held-out error statistics per ``by`` (and over all held-out rows, ``all``): the
-    calibrated model's and the plain roofline's."""
+    """Held-out errors per ``by`` (and over all held-out rows, ``all``) as factors: rows,
+    median and 90th-percentile factor, the speed bias factor (above 1: the model promises
+    more speedup than was measured) and the largest factor, the calibrated model's and (where
+    ``checked`` has one) the plain roofline's."""
     test = checked[checked["split"] == "test"]
     groups = [(k if isinstance(k, tuple) else (k,), g) for k, g in test.groupby(list(by))]
     groups.append((("all",) * len(by), test))
     out = []
     for keys, g in groups:
-        model, roof = _stats(g["error"]), _stats(g["roofline_error"])
-        out.append({**dict(zip(by, keys)), **model,
-                    **{f"roofline_{k}": v for k, v in roof.items() if k != "n"}})
+        row = {**dict(zip(by, keys)), **_stats(g["log_ratio"])}
+        if "roofline_log_ratio" in g:
+            roof = _stats(g["roofline_log_ratio"])
+            row |= {f"roofline_{k}": v for k, v in roof.items() if k != "n"}
+        out.append(row)
     return pd.DataFrame(out)
+
+
+def prompt_lookup(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Prompt lookup's published acceptance lengths averaged over each source's datasets
+    (the EAGLE papers' and Spec-Bench's mean rows): tokens a cycle yields when the draft is a
+    search of the context."""
+    df = load() if table is None else table
+    keep = (df["method"].isin(PROMPT_LOOKUP) & df["acceptance_length_tokens"].notna() &
+            df["dataset"].str.contains("|".join(AVERAGED), case=False, regex=True))
+    return df[keep].reset_index(drop=True)
 
 
 def edge_llm(table: pd.DataFrame | None = None) -> pd.DataFrame:

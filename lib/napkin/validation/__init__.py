@@ -33,14 +33,16 @@ from __future__ import annotations
 
 from .. import tables
 from ..predict import calibration as _calibration
-from . import chapter, fitting, report, rows, scoring
+from . import chapter, derive, fitting, report, rows, scoring
 from .chapter import (FRONTIER_CHIPS, FRONTIER_MODELS, PARAMETERS, benchmark_lengths,
                       decline_reasons, frontier_curves, frontier_gap, frontier_points,
                       frontier_read, parameters_table, per_gpu_ratio, server_over_offline,
                       stack_spread)
-from .fitting import (BOUNDED_KINDS, IMPOSSIBLE, LOSS_SCALE, Fit, fit, impossible,
-                      tpot_tail, training_cases)
-from .report import BANDS, error_band, error_table, errors, scored
+from .fitting import (ABLATIONS, BOUNDED_KINDS, CALIBRATED, ESSAY, IMPOSSIBLE, LOSS_SCALE,
+                      ONE_NUMBER, PLAIN, STRUCTURES, TRIED, Fit, Structure, fit, impossible,
+                      usable)
+from .report import (BANDS, CASES, bands, crossval, error_band, error_table, errors,
+                     factor_stats, peer_errors, scored)
 from .rows import (ARGONNE, ARGONNE_TRAIN_GPUS, SERVING_METRICS, SOURCES, TP_CHOICES,
                    TRAIN_ROUNDS, alias, all_cases, group_of, interpret, mlperf, serving,
                    source_of)
@@ -48,20 +50,24 @@ from .scoring import Prepared, predict_cases, predict_rows, prepare
 
 
 def refresh() -> None:
-    """Forget what this session computed from ``data/`` (the fit, the errors, the readers'
-    tables), so that rows dropped into the tables are read and scored afresh."""
-    for f in (fitting.fit, report.scored, rows._aliases, rows._datasets, rows._configs,
-              rows._context_limit, scoring._engine, _calibration.calibrated):
+    """Forget what this session computed from ``data/`` (the errors, the readers' tables),
+    so that rows dropped into the tables are read and scored afresh."""
+    for f in (report.scored, report._crossval_table, report._crossval, rows._aliases, rows._book_names,
+              rows._datasets, rows._configs, rows._context_limit, scoring._engine,
+              _calibration._published):
         f.cache_clear()
 
 
 __all__ = [
     "predict_rows", "interpret", "fit", "errors", "scored", "error_table", "error_band",
-    "refresh", "all_cases", "mlperf", "serving", "alias", "source_of", "group_of", "tables",
-    "predict_cases", "prepare", "Prepared", "impossible", "tpot_tail", "training_cases", "Fit",
-    "BOUNDED_KINDS", "IMPOSSIBLE", "LOSS_SCALE", "BANDS", "ARGONNE", "ARGONNE_TRAIN_GPUS",
-    "SERVING_METRICS", "SOURCES", "TP_CHOICES", "TRAIN_ROUNDS", "FRONTIER_CHIPS",
-    "FRONTIER_MODELS", "PARAMETERS", "benchmark_lengths", "decline_reasons", "frontier_curves",
-    "frontier_gap", "frontier_points", "frontier_read", "parameters_table", "per_gpu_ratio",
-    "server_over_offline", "stack_spread", "chapter", "fitting", "report", "rows", "scoring",
+    "bands", "crossval", "factor_stats", "peer_errors", "refresh", "all_cases", "mlperf",
+    "serving", "alias", "source_of", "group_of", "tables", "predict_cases", "prepare",
+    "Prepared", "impossible", "usable", "Fit", "Structure", "STRUCTURES", "CALIBRATED",
+    "ONE_NUMBER", "ESSAY", "PLAIN", "ABLATIONS", "TRIED", "BOUNDED_KINDS", "IMPOSSIBLE", "LOSS_SCALE",
+    "BANDS", "CASES", "ARGONNE", "ARGONNE_TRAIN_GPUS", "SERVING_METRICS", "SOURCES",
+    "TP_CHOICES", "TRAIN_ROUNDS", "FRONTIER_CHIPS", "FRONTIER_MODELS", "PARAMETERS",
+    "benchmark_lengths", "decline_reasons", "frontier_curves", "frontier_gap",
+    "frontier_points", "frontier_read", "parameters_table", "per_gpu_ratio",
+    "server_over_offline", "stack_spread", "chapter", "derive", "fitting", "report", "rows",
+    "scoring",
 ]

@@ -10,7 +10,10 @@ import pandas as pd
 from ..predict import calibration as calib
 from ..predict.calibration import Calibration
 from ..predict.frontier import frontier
-from .report import errors
+from .. import catalog
+from ..predict.experts import layout
+from .fitting import ABLATIONS, CALIBRATED, TRIED
+from .report import bands, crossval, errors, factor_stats, peer_errors, scored
 from .rows import _datasets, all_cases, interpret, mlperf
 
 #: The practitioner's chart: the models, their MLPerf benchmark, lengths and formats.
@@ -90,31 +93,46 @@ def decline_reasons(top: int = 8) -> pd.DataFrame:
 
 #: How each fitted parameter is shown: (label, factor to the display unit, unit, meaning).
 PARAMETERS = {
-    "bandwidth_efficiency": ("memory", 1.0, "share of peak bandwidth",
-                             "the bytes of a step move at this share of the HBM's peak"),
+    "bandwidth_efficiency": ("share of peak", 1.0, "share of peak bandwidth and FLOP/s",
+                             "a step's bytes and FLOPs move at this share of the chip's peaks"),
     "compute_efficiency": ("matmul and attention", 1.0, "share of dense peak",
                            "a large step's FLOPs run at this share of the arithmetic's peak"),
     "half_tokens": ("matmul ramp", 1.0, "tokens",
                     "a step of this many tokens gets half that share from its matmuls"),
-    "step_overhead_s": ("fixed cost", 1e3, "ms per step",
-                        "scheduling, sampling and kernel launches, paid every step"),
+    "step_overhead_s": ("fixed cost per step", 1e3, "ms per step",
+                        "scheduling and bookkeeping, paid every step"),
+    "layer_overhead_s": ("fixed cost per layer", 1e6, "µs per layer",
+                         "launching a layer's kernels, on the typical stack"),
+    "sequence_overhead_s": ("cost per sequence", 1e6, "µs per sequence",
+                            "sampling and scheduling each sequence in a step"),
     "allreduce_latency_s": ("all-reduce latency", 1e6, "µs",
                             "each of a layer's two all-reduces, before any byte moves"),
     "link_efficiency": ("link", 1.0, "share of link peak",
                         "an all-reduce's bytes cross the scale-up link at this share"),
     "tpot_tail": ("time-per-token tail", 1.0, "p99 / mean",
-                  "measured in the training rounds' MLPerf logs, not fitted"),
+                  "measured in the MLPerf logs of the rows fitted on, not fitted"),
 }
 
 
 def parameters_table(calibration: Calibration | None = None) -> pd.DataFrame:
-    """The fitted parameters in display units, with what each means."""
+    """The calibrated model's parameters (those it fits, and the measured TPOT tail) in
+    display units, with what each means: the published fit unless another calibration is
+    given."""
     cal = calib.calibrated() if calibration is None else calibration
     rows = []
-    for name, (label, factor, unit, meaning) in PARAMETERS.items():
+    for name in CALIBRATED.free + ("tpot_tail",):
+        label, factor, unit, meaning = PARAMETERS[name]
         rows.append({"parameter": name, "label": label, "value": getattr(cal, name) * factor,
                      "unit": unit, "meaning": meaning})
     return pd.DataFrame(rows)
+
+
+def server_over_offline_spread(frame: pd.DataFrame | None = None) -> float:
+    """The 90th-percentile factor between predicted and measured Server over Offline
+    (:func:`server_over_offline`): how far single systems are off."""
+    so = server_over_offline(frame)
+    ratio = np.log(so["predicted"].astype(float) / so["measured"].astype(float))
+    return factor_stats(ratio, ratio)["p90"]
 
 
 def server_over_offline(frame: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -174,3 +192,128 @@ def frontier_gap(curves: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
             ratios.append(r["per_gpu_tok_per_s"] / value if value == value else np.nan)
         out[f"over_{fmt.lower()}"] = ratios
     return out
+
+
+# -- the second edition's tables -------------------------------------------------------------
+
+#: The scenario groups of the fixed split's tables, in reading order.
+SCENARIOS = {"offline": "MLPerf Offline", "server": "MLPerf Server and Interactive",
+             "static": "Argonne's static batches", "published": "engines' and vendors' tables"}
+#: The simpler models beside the calibrated one.
+BASELINES = ("one-number discount", "essay's 50 % rule", "plain roofline")
+PEER = "llm-analysis at its defaults"
+
+
+def _scenario(df: pd.DataFrame) -> pd.Series:
+    g = df["group"]
+    return pd.Series(np.select([g == "MLPerf Offline", g == "MLPerf Server/Interactive",
+                                g == "Argonne static batch"], ["offline", "server", "static"],
+                               "published"), index=df.index)
+
+
+def _stats_by(df: pd.DataFrame, keys) -> pd.DataFrame:
+    out = [{**dict(zip(keys, k if isinstance(k, tuple) else (k,))),
+            **factor_stats(g["log_ratio"], g["speed"])} for k, g in df.groupby(keys, sort=False)]
+    return pd.DataFrame(out)
+
+
+def held_out(structures=None) -> pd.DataFrame:
+    """The fixed split's held-out rows (:func:`napkin.validation.report.scored`), each with
+    its scenario, for ``structures`` (all stored ones when None)."""
+    s = scored()
+    s = s[s["split"] == "test"]
+    if structures is not None:
+        s = s[s["structure"].isin(structures)]
+    return s.assign(scenario=_scenario(s))
+
+
+def baselines_table() -> pd.DataFrame:
+    """Held-out factor errors per scenario of the calibrated model, the simpler models
+    (:data:`BASELINES`) and, on the rows it can express, the peer calculator at its defaults
+    (a separate row: its rows are not the same rows)."""
+    df = held_out((calib.MODEL,) + BASELINES)
+    out = _stats_by(df, ["scenario", "structure"])
+    peer = peer_errors()
+    if len(peer):
+        peer = peer[peer["split"] == "test"] if "split" in peer else peer
+        peer = peer.assign(scenario=_scenario(peer), structure=PEER)
+        out = pd.concat([out, _stats_by(peer, ["scenario", "structure"])], ignore_index=True)
+        mine = held_out((calib.MODEL,))
+        same = mine.merge(peer[["table", "row"]], on=["table", "row"])
+        same = same.assign(structure=f"{calib.MODEL}, on the peer's rows")
+        out = pd.concat([out, _stats_by(same, ["scenario", "structure"])], ignore_index=True)
+    order = {k: i for i, k in enumerate(SCENARIOS)}
+    return out.sort_values(["scenario", "median"], key=lambda c: c.map(order)
+                           if c.name == "scenario" else c).reset_index(drop=True)
+
+
+#: How much a part must move the mean of the groups' median factors to count: taken out,
+#: it must make them this much worse; tried, this much better (a hundredth of a factor).
+EARNS = 0.01
+
+
+def ablation_table() -> pd.DataFrame:
+    """Each part of the calibrated model taken out (:data:`~.fitting.ABLATIONS`), and each
+    part tried on top of it (:data:`~.fitting.TRIED`), the rest refitted on the fixed split:
+    held-out factor errors per scenario and over every held-out row, beside the full
+    model's; ``change`` is the mean change of the four scenarios' medians, and ``earns``
+    whether the part earns its place: taken out, the medians get worse by more than
+    :data:`EARNS`; tried, they would get better by more than it."""
+    variants = ABLATIONS + TRIED
+    names = (calib.MODEL,) + tuple(a.name for a in variants)
+    df = held_out(names)
+    per = _stats_by(df, ["structure", "scenario"])
+    out = per.pivot(index="structure", columns="scenario", values="median")[list(SCENARIOS)]
+    pooled = _stats_by(df, ["structure"]).set_index("structure")
+    out = out.join(pooled[["n", "median", "p90"]].rename(
+        columns={"median": "all_median", "p90": "all_p90"}))
+    out["change"] = (out[list(SCENARIOS)] - out.loc[calib.MODEL, list(SCENARIOS)]).mean(axis=1)
+    taken = out.index.isin([a.name for a in ABLATIONS])
+    out["earns"] = np.where(taken, out["change"] > EARNS, out["change"] < -EARNS)
+    out["part"] = out.index.map({a.name: "taken out" for a in ABLATIONS} |
+                                {a.name: "tried" for a in TRIED} | {calib.MODEL: "model"})
+    out["what"] = out.index.map({a.name: a.what for a in variants} |
+                                {calib.MODEL: "every part"})
+    return out.loc[list(names)].reset_index()
+
+
+def crossval_table(structures=(calib.MODEL,) + BASELINES) -> pd.DataFrame:
+    """Cross-validated factor errors (:func:`napkin.validation.report.bands`) per scenario
+    and case for the calibrated model and the simpler ones."""
+    return bands(structures)
+
+
+#: A regime the chapter tells a reader not to trust: a median factor past this, or one
+#: prediction in ten past :data:`UNTRUSTED_P90`.
+UNTRUSTED_MEDIAN = 1.5
+UNTRUSTED_P90 = 2.0
+
+
+def regimes(min_rows: int = 10) -> pd.DataFrame:
+    """Where not to trust the model: its cross-validated errors on a new chip or model
+    (:func:`napkin.validation.report.crossval`, case ``"new"``) per chip family, dense or
+    mixture of experts, and scenario, worst first; regimes with fewer than ``min_rows``
+    predictions are left out."""
+    cv = crossval()
+    cv = cv[(cv["structure"] == calib.MODEL) & (cv["case"] == "new")]
+    moe = {m: bool(layout(catalog.config(m))) for m in cv["model"].unique()}
+    cv = cv.assign(kind_of_model=cv["model"].map(lambda m: "mixture of experts" if moe[m]
+                                                 else "dense"),
+                   scenario_name=_scenario(cv).map(SCENARIOS))
+    out = _stats_by(cv, ["family", "kind_of_model", "scenario_name"])
+    out = out[out["n"] >= min_rows]
+    return out.sort_values("median", ascending=False).reset_index(drop=True)
+
+
+def software_band() -> pd.DataFrame:
+    """The published fit's serving stacks: their multipliers, the rows behind them, and the
+    spread of the model's errors on those rows (what the stack's two numbers leave)."""
+    st = calib.stacks()
+    e = errors(calib.MODEL, calib.PUBLISHED)
+    out = []
+    for name, stack in sorted(st.items(), key=lambda kv: -kv[1].rows):
+        g = e[e["stack"] == name]
+        stats = factor_stats(g["log_ratio"], g["speed"])
+        out.append({"stack": name, "efficiency": stack.efficiency, "overhead": stack.overhead,
+                    "rows": stack.rows, "median": stats["median"], "p90": stats["p90"]})
+    return pd.DataFrame(out)

@@ -1,92 +1,196 @@
-"""The errors: every recognised row scored by the calibrated model and the plain roofline,
-summarised per group and split, and the held-out band other chapters quote."""
+"""The errors, as factors: every usable row predicted by each stored fit, summarised per group,
+split and case, and the cross-validated bands other chapters quote.
+
+An error is a factor, ``exp(|ln(predicted / measured)|)``: a prediction twice or half the
+measured value is off by x2 either way, and a latency row counts the same as a throughput
+row. A group's error is the median and the 90th percentile of its rows' factors; its *bias*
+is the median of the signed log-ratio turned into a factor, signed by speed, so that a bias
+above 1 always means the model promises more speed than the servers delivered (more tokens
+per second, or less time) and below 1 less, whatever the row's unit.
+"""
 
 from __future__ import annotations
 
 import math
 from functools import lru_cache
 
+import numpy as np
 import pandas as pd
 
-from ..predict.calibration import ROOFLINE
-from .fitting import fit, impossible
-from .rows import all_cases, group_of
-from .scoring import _predict, predict_cases, prepare
+from .. import tables
+from ..predict.calibration import MODEL, stored, stored_stacks
+from .derive import CROSSVAL_TABLE, FIXED, rows
+from .fitting import STRUCTURES
+from .rows import group_of
+from .scoring import predict_cases, prepare
 
-# -- errors ----------------------------------------------------------------------------------
-
-@lru_cache(maxsize=1)
-def scored() -> pd.DataFrame:
-    """Every recognised published row with its measured value and both predictions (the
-    calibrated step model and the plain roofline), the relative errors, its split, its group
-    and whether it is :func:`impossible`. Recomputed from ``data/`` (cached for the session)."""
-    cases = all_cases()
-    ok = cases[cases["ok"]].copy()
-    prepared = prepare(ok)
-    ok["predicted"], ok["tp_used"] = _predict(ok, fit().calibration, prepared)
-    ok["roofline"] = predict_cases(ok, ROOFLINE, prepared)
-    ok["impossible"] = impossible(ok, ok["roofline"])
-    ok = ok[ok["predicted"].notna() & ok["measured"].gt(0)].copy()
-    ok["error"] = ok["predicted"] / ok["measured"] - 1
-    ok["roofline_error"] = ok["roofline"] / ok["measured"] - 1
-    ok["group"] = group_of(ok)
-    return ok.reset_index(drop=True)
-
-
-def errors() -> pd.DataFrame:
-    """:func:`scored` without the rows measured faster than the chip's peaks allow."""
-    s = scored()
-    return s[~s["impossible"]].reset_index(drop=True)
-
-
-def _stats(e: pd.Series) -> dict:
-    a = e.abs()
-    return {"n": int(len(e)), "median_abs": float(a.median()) if len(e) else math.nan,
-            "p90_abs": float(a.quantile(0.9)) if len(e) else math.nan,
-            "bias": float(e.median()) if len(e) else math.nan}
-
-
-def error_table(by=("group",), frame: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Error statistics per ``by`` and split: rows, median and 90th-percentile absolute
-    relative error and bias (median signed error), for the calibrated model and, on the same
-    rows, the plain roofline. Duplicated MLPerf rows count once."""
-    df = errors() if frame is None else frame
-    df = df[~df["duplicate"]]
-    out = []
-    for keys, g in df.groupby(list(by) + ["split"], sort=True):
-        keys = keys if isinstance(keys, tuple) else (keys,)
-        cal, roof = _stats(g["error"]), _stats(g["roofline_error"].dropna())
-        out.append({**dict(zip(list(by) + ["split"], keys)), "n": cal["n"],
-                    "median_abs": cal["median_abs"], "p90_abs": cal["p90_abs"],
-                    "bias": cal["bias"], "roofline_median_abs": roof["median_abs"],
-                    "roofline_p90_abs": roof["p90_abs"], "roofline_bias": roof["bias"]})
-    return pd.DataFrame(out)
-
-
-#: The scenarios other chapters quote, and the groups of :func:`errors` each covers.
+#: The scenarios other chapters quote, and the groups of rows each covers.
 BANDS = {"offline": ("MLPerf Offline",),
          "server": ("MLPerf Server/Interactive",),
          "static": ("Argonne static batch",),
+         "published": None,  # every other published table
          "all": None}
+CASES = ("new", "seen", "all")
 
 
-def error_band(scenario: str = "all") -> dict:
-    """The held-out error of the calibrated model for ``scenario`` (``"offline"``: MLPerf
-    Offline; ``"server"``: MLPerf Server and Interactive; ``"static"``: Argonne's static-batch
-    latencies; ``"all"``: every held-out row): rows, median and 90th-percentile absolute
-    relative error, bias, and a sentence other chapters can quote."""
+def factor_stats(log_ratio, speed) -> dict:
+    """Rows, median and 90th-percentile factor error, and the speed bias factor."""
+    a = np.abs(np.asarray(log_ratio, dtype=float))
+    n = int(len(a))
+    if not n:
+        return {"n": 0, "median": math.nan, "p90": math.nan, "bias": math.nan}
+    return {"n": n, "median": float(np.exp(np.median(a))),
+            "p90": float(np.exp(np.quantile(a, 0.9))),
+            "bias": float(np.exp(np.median(np.asarray(speed, dtype=float))))}
+
+
+def _errors(df: pd.DataFrame) -> pd.DataFrame:
+    """``log_ratio`` and ``speed`` (the log-ratio signed so that + promises more speed) of
+    rows with a ``predicted`` and a ``measured`` value; rows not predicted are dropped."""
+    df = df[df["predicted"].gt(0) & np.isfinite(df["predicted"])].copy()
+    df["log_ratio"] = np.log(df["predicted"] / df["measured"])
+    rate = df["kind"].str.contains("rate")
+    df["speed"] = np.where(rate, df["log_ratio"], -df["log_ratio"])
+    df["factor"] = np.exp(df["log_ratio"].abs())
+    return df
+
+
+def _case_vs(train: pd.DataFrame, df: pd.DataFrame) -> np.ndarray:
+    pairs = set(zip(train["chip"], train["model"]))
+    return np.array(["seen" if p in pairs else "new" for p in zip(df["chip"], df["model"])])
+
+
+@lru_cache(maxsize=2)
+def scored(fit: str = FIXED) -> pd.DataFrame:
+    """Every usable row predicted by every structure stored for ``fit`` (long: one row per
+    published row and structure), with its errors, group, split and case (``"seen"`` when
+    the fixed split's training rows hold its chip and model together)."""
+    cases = rows()
+    cases = cases.assign(group=group_of(cases),
+                         case=_case_vs(cases[cases["split"] == "train"], cases))
+    prepared = prepare(cases)
+    parts = []
+    for name in STRUCTURES:
+        try:
+            cal = stored(fit, name)
+        except ValueError:
+            continue
+        pred = predict_cases(cases, cal, prepared, stored_stacks(fit, name))
+        parts.append(cases.assign(structure=name, predicted=pred.to_numpy(float)))
+    return _errors(pd.concat(parts, ignore_index=True))
+
+
+def errors(structure: str = MODEL, fit: str = FIXED) -> pd.DataFrame:
+    """:func:`scored` for one structure."""
+    s = scored(fit)
+    return s[s["structure"] == structure].reset_index(drop=True)
+
+
+def error_table(by=("group",), frame: pd.DataFrame | None = None,
+                structures=None) -> pd.DataFrame:
+    """Factor errors (:func:`factor_stats`) per ``by``, split and structure."""
+    df = scored() if frame is None else frame
+    if structures is not None:
+        df = df[df["structure"].isin(structures)]
+    keys = list(by) + ["split", "structure"]
+    out = [{**dict(zip(keys, k if isinstance(k, tuple) else (k,))),
+            **factor_stats(g["log_ratio"], g["speed"])}
+           for k, g in df.groupby(keys, sort=True)]
+    return pd.DataFrame(out)
+
+
+@lru_cache(maxsize=1)
+def _crossval_table() -> pd.DataFrame:
+    return tables.load(CROSSVAL_TABLE)
+
+
+def with_rows(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Predictions of published rows (``table``, ``row``, ``predicted``) joined with each
+    row's measurement, chip, model, family, stack and group, and their errors."""
+    cases = rows()[["table", "row", "measured", "kind", "chip", "model", "source",
+                    "scenario", "family", "stack"]].copy()
+    cases["group"] = group_of(cases)
+    return _errors(predictions.merge(cases, on=["table", "row"], how="inner"))
+
+
+@lru_cache(maxsize=1)
+def _crossval() -> pd.DataFrame:
+    stored_cv = _crossval_table()
+    folds = stored_cv[stored_cv["structure"] == MODEL][["fold_kind", "fold", "table", "row",
+                                                        "case"]]
+    fitted = set(stored_cv["structure"])
+    s = scored()
+    unfitted = [folds.merge(s[s["structure"] == name][["table", "row", "predicted"]],
+                            on=["table", "row"]).assign(structure=name)
+                for name, structure in STRUCTURES.items()
+                if not structure.fitted and name not in fitted]
+    return with_rows(pd.concat([stored_cv] + unfitted, ignore_index=True))
+
+
+def crossval() -> pd.DataFrame:
+    """Every out-of-fold prediction: those :func:`napkin.validation.derive.crossval` stored
+    for the fitted structures, and for the structures that fit nothing (the essay's rule, the
+    plain roofline) their predictions of the same rows in the same folds; each with its
+    row's measurement, group and errors."""
+    return _crossval()
+
+
+def _in_scenario(df: pd.DataFrame, scenario: str) -> pd.DataFrame:
     if scenario not in BANDS:
         raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(BANDS)}")
-    df = errors()
-    df = df[(df["split"] == "test") & ~df["duplicate"]]
     groups = BANDS[scenario]
     if groups is not None:
-        df = df[df["group"].isin(groups)]
-    s = _stats(df["error"])
-    roof = _stats(df["roofline_error"].dropna())
-    s |= {"roofline_median_abs": roof["median_abs"], "roofline_p90_abs": roof["p90_abs"],
-          "roofline_bias": roof["bias"]}
-    s["scenario"] = scenario
-    s["text"] = (f"within ±{s['median_abs']:.0%} of measured servers for half of the "
-                 f"held-out rows, ±{s['p90_abs']:.0%} for nine in ten")
-    return s
+        return df[df["group"].isin(groups)]
+    if scenario == "published":
+        return df[~df["group"].str.startswith(("MLPerf", "Argonne"))]
+    return df
+
+
+def bands(structures=None, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The cross-validated errors per scenario, case and structure (a row scored in several
+    folds counts once per fold), of :func:`crossval` or of ``frame`` (out-of-fold
+    predictions through :func:`with_rows`)."""
+    cv = crossval() if frame is None else frame
+    out = []
+    for scenario in BANDS:
+        part = _in_scenario(cv, scenario)
+        for case in CASES:
+            sel = part if case == "all" else part[part["case"] == case]
+            for name, g in sel.groupby("structure", sort=False):
+                if structures is None or name in structures:
+                    out.append({"scenario": scenario, "case": case, "structure": name,
+                                **factor_stats(g["log_ratio"], g["speed"])})
+    return pd.DataFrame(out)
+
+
+def error_band(scenario: str = "all", case: str = "new", structure: str = MODEL) -> dict:
+    """The cross-validated error of the calibrated model for ``scenario`` (``"offline"``:
+    MLPerf Offline; ``"server"``: MLPerf Server and Interactive; ``"static"``: Argonne's
+    static-batch latencies; ``"published"``: the engines' and vendors' own tables; ``"all"``)
+    and ``case``: ``"new"``, a chip or model the fit has not seen (the question a reader
+    asks of a new machine), ``"seen"``, a chip and model it has, or ``"all"``. Returns rows,
+    median and 90th-percentile factor, speed bias factor, and a sentence to quote."""
+    if case not in CASES:
+        raise ValueError(f"unknown case {case!r}; known: {', '.join(CASES)}")
+    cv = _in_scenario(crossval(), scenario)
+    cv = cv[cv["structure"] == structure]
+    if case != "all":
+        cv = cv[cv["case"] == case]
+    s = factor_stats(cv["log_ratio"], cv["speed"])
+    which = {"new": "a chip or model the fit had not seen", "seen": "a chip and model the "
+             "fit had seen", "all": "every cross-validated row"}[case]
+    return {**s, "scenario": scenario, "case": case, "structure": structure,
+            "text": (f"within x{s['median']:.2f} of the measured value for half of the rows "
+                     f"and x{s['p90']:.2f} for nine in ten ({which}; cross-validated, "
+                     f"{s['n']:,} predictions)")}
+
+
+def peer_errors(table: str = "peer_llm_analysis") -> pd.DataFrame:
+    """A peer calculator's stored predictions (``data/peer_llm_analysis.csv``, made at its
+    defaults by ``benchmarks/peer_llm_analysis.py``) beside the rows they predict, with
+    their errors; empty when the table is absent."""
+    if table not in tables.available():
+        return pd.DataFrame()
+    peer = tables.load(table)[["table", "row", "predicted", "tool"]]
+    split = rows()[["table", "row", "split"]]
+    return with_rows(peer).merge(split, on=["table", "row"])

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import catalog, kvcache, tables
+from ..predict import software
 
 #: MLPerf rounds the calibration may see; later rounds are held out.
 TRAIN_ROUNDS = ("v4.0", "v4.1", "v5.0")
@@ -56,10 +57,36 @@ def _aliases() -> dict:
     return out
 
 
+#: Which of the book's own tables names each kind of thing a row can name.
+_BOOK_KIND = {"accelerator": "chip", "gpu": "chip", "model": "model", "benchmark": "model"}
+
+
+class _BookName:
+    """An alias row for a name that is already the book's own: the chip or model itself,
+    with nothing about the measured device changed."""
+
+    def __init__(self, name: str):
+        self.book_name = name
+        self.share_of_chip = self.memory_bandwidth_GB_per_s = self.memory_capacity_GiB = \
+            self.peer_link_per_direction_GB_per_s = np.nan
+
+
+@lru_cache(maxsize=1)
+def _book_names() -> dict[str, set[str]]:
+    from .. import hardware
+
+    return {"chip": set(hardware.chips()), "model": set(catalog.names())}
+
+
 def alias(kind: str, name) -> tuple[object, str]:
-    """The alias row of ``name`` (or None) and, when it is missing or declined, why."""
-    row = _aliases().get((kind, str(name).strip()))
+    """The alias row of ``name`` (or None) and, when it is missing or declined, why. A name
+    the book itself uses (a chip of ``data/hardware_specs.csv``, a model of
+    ``data/models.csv``) is read as that chip or model without an alias row."""
+    text = str(name).strip()
+    row = _aliases().get((kind, text))
     if row is None:
+        if text in _book_names()[_BOOK_KIND[kind]]:
+            return _BookName(text), ""
         return None, f"unknown {kind} {name!r} (not in data/validation_aliases.csv)"
     if pd.isna(row.book_name):
         return None, row.note
@@ -118,7 +145,15 @@ def _blank() -> dict:
             "pp": 1, "n_chips": np.nan, "input_tokens": np.nan, "output_tokens": np.nan,
             "batch": np.nan, "max_batch": np.nan, "ttft_limit_s": np.nan,
             "tpot_limit_s": np.nan, "requests": np.nan, "scale": 1.0, "split": "test",
-            "duplicate": False, "system": "", "measured": np.nan}
+            "duplicate": False, "system": "", "measured": np.nan, "stack": ""}
+
+
+def _stack(out: dict, engine) -> None:
+    """The row's serving stack (:func:`napkin.predict.software.stack_of`), once its chip is
+    known."""
+    from .. import hardware
+
+    out["stack"] = software.stack_of(out["source"], hardware.chip(out["chip"]).vendor, engine)
 
 
 def _device(out: dict, row) -> bool:
@@ -174,6 +209,7 @@ def _read_mlperf(r) -> dict:
         out["reason"] = why
         return out
     _device(out, acc)
+    _stack(out, r.software)
     bench, why = alias("benchmark", r.benchmark_model)
     if bench is None or r.benchmark_model not in _datasets().index:
         out["reason"] = why or f"no dataset lengths for {r.benchmark_model}"
@@ -284,6 +320,7 @@ def _read_serving(r) -> dict:
         out["reason"] = why
         return out
     _device(out, gpu)
+    _stack(out, r.engine)
     model, why = alias("model", r.model)
     if model is None:
         out["reason"] = why

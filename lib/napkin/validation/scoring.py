@@ -9,15 +9,18 @@ whole path from a table to a Series of predictions.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from ..predict import calibration as calib
 from ..predict.calibration import Calibration
+from ..predict import software
 from ..predict.engines import Constants, engine
+from ..predict.software import Stack
 from ..predict.serve import closed_loop, memory_batch, static_batch, steady_step, under_limits
 from ..predict.step import cost, decode_work
 from .rows import TP_CHOICES, interpret
@@ -176,12 +179,27 @@ def _best(p: Prepared, values, rank) -> tuple[np.ndarray, np.ndarray]:
     return out, tp
 
 
+def with_stacks(p: Prepared, stacks: Mapping[str, Stack] | None) -> Prepared:
+    """``p`` with each row's serving-stack multipliers (:mod:`napkin.predict.software`); a
+    stack not in ``stacks`` (or none given) runs as the typical one."""
+    if not stacks or not len(p.cases):
+        return p
+    efficiency, overhead = software.multipliers(stacks, p.cases["stack"])
+    return replace(p, constants=replace(p.constants, stack_efficiency=np.array(efficiency),
+                                        stack_overhead=np.array(overhead)))
+
+
 def predict_cases(cases: pd.DataFrame, calibration: Calibration | None = None,
-                  prepared: Prepared | None = None) -> pd.Series:
-    """Predictions for :func:`interpret`'s cases, in each row's unit (NaN: declined)."""
-    cal = calib.calibrated() if calibration is None else calibration
+                  prepared: Prepared | None = None,
+                  stacks: Mapping[str, Stack] | None = None) -> pd.Series:
+    """Predictions for :func:`interpret`'s cases, in each row's unit (NaN: declined). With no
+    calibration given, the published one and its stacks (:func:`napkin.predict.calibrated`,
+    :func:`napkin.predict.calibration.stacks`); a calibration given runs with ``stacks``
+    only (none: every row on the typical stack)."""
+    if calibration is None:
+        calibration, stacks = calib.calibrated(), calib.stacks() if stacks is None else stacks
     p = prepare(cases) if prepared is None else prepared
-    return _predict(cases, cal, p)[0]
+    return _predict(cases, calibration, with_stacks(p, stacks))[0]
 
 
 def _predict(cases, cal, p) -> tuple[pd.Series, pd.Series]:
@@ -193,14 +211,16 @@ def _predict(cases, cal, p) -> tuple[pd.Series, pd.Series]:
     return out, tp
 
 
-def predict_rows(rows: pd.DataFrame, calibration: Calibration | None = None) -> pd.Series:
+def predict_rows(rows: pd.DataFrame, calibration: Calibration | None = None,
+                 stacks: Mapping[str, Stack] | None = None) -> pd.Series:
     """The step model's prediction for each row of a table in the schema of
     ``data/mlperf_llm.csv`` or ``data/serving_measurements.csv``: the row's ``value`` as the
     model sees it, in the row's own unit, aligned to ``rows.index``; NaN where the model
     declines (an unknown chip, model, metric, precision or length; :func:`interpret` says
-    why). ``calibration`` defaults to the fitted one; ``ROOFLINE`` gives the plain roofline."""
+    why). ``calibration`` defaults to the published one with its serving stacks; ``ROOFLINE``
+    gives the plain roofline."""
     if not isinstance(rows, pd.DataFrame):
         raise ValueError(f"rows must be a pandas DataFrame, got {type(rows).__name__}")
     if rows.empty:
         return pd.Series(dtype=float, index=rows.index)
-    return predict_cases(interpret(rows), calibration)
+    return predict_cases(interpret(rows), calibration, stacks=stacks)

@@ -1,0 +1,239 @@
+"""Every fit chapter 9 reports, computed once and stored as derived tables in ``data/``.
+
+Fitting is slow (seconds per structure, minutes for the cross-validation), and a chapter
+that refits on every build, or a library that fits when first asked for a prediction, makes
+every page wait and hides what was fitted on what. So the fits are made here, by
+``scripts/fit_step_model.py``, and stored with their source:
+
+- ``step_model_parameters.csv`` and ``step_model_stacks.csv``: the calibration and serving
+  stacks of each structure (:data:`napkin.validation.fitting.STRUCTURES`) fitted on the fixed
+  split's training rows (``fit`` = ``"fixed split"``), and of the calibrated model and the
+  one-number discount fitted on every usable row (``"published"``: what
+  :func:`napkin.predict.calibrated` returns);
+- ``step_model_crossval.csv``: every row's prediction by a fit that never saw it, in each
+  cross-validation fold it is scored in (:func:`folds`), with whether its chip and model were
+  in that fold's training rows (``case``: ``"seen"`` or ``"new"``).
+
+``tests/test_validation.py`` refits the published calibration from the raw rows and
+compares it with the stored one.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from .. import tables
+from ..predict.calibration import PARAMETERS_TABLE, PUBLISHED, STACKS_TABLE
+from .fitting import CALIBRATED, ONE_NUMBER, STRUCTURES, Fit, Structure, fit, usable
+from .rows import all_cases, mlperf
+from .scoring import predict_cases
+
+#: Where the derived rows come from: the script that fits them, in the book's repository.
+SHORT_SOURCE = "https://github.com/napkin-book/prefill-decode/blob/main/scripts/fit_step_model.py"
+SOURCE = f"{SHORT_SOURCE} (napkin.validation.derive), from data/mlperf_llm.csv and " \
+         "data/serving_measurements.csv"
+CROSSVAL_TABLE = "step_model_crossval"
+FIXED = "fixed split"
+#: The structures cross-validated (the others are scored on the fixed split only).
+CROSSVALIDATED = (CALIBRATED, ONE_NUMBER)
+#: Chip families: a fold leaves out every chip of one (a GH200 is an H100 with a CPU).
+CHIP_FAMILIES = {"A100": ("A100 SXM", "A100 PCIe"), "H100": ("H100 SXM", "H100 PCIe",
+                                                             "H100 NVL", "GH200"),
+                 "H200": ("H200", "H200 NVL"),
+                 "Blackwell": ("B200", "GB200 (per GPU)", "GB300 (per GPU)"),
+                 "L40S": ("L40S",), "MI250": ("MI250",),
+                 "MI300": ("MI300X", "MI325X", "MI355X"), "Gaudi": ("Gaudi 2",)}
+#: MLPerf rounds, oldest first: a round is scored by a fit on every round before it.
+ROUNDS = ("v4.0", "v4.1", "v5.0", "v5.1")
+#: A model (or chip family) with fewer rows than this is not a fold of its own.
+MIN_FOLD_ROWS = 8
+
+Progress = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    pass
+
+
+# -- the rows --------------------------------------------------------------------------------
+
+def rows() -> pd.DataFrame:
+    """Every usable published row (:func:`napkin.validation.fitting.usable`) with its MLPerf
+    round (blank for other sources), chip family and whether the fixed split trains on it."""
+    cases = usable(all_cases())
+    m = mlperf()
+    rounds = pd.Series("", index=cases.index, dtype=object)
+    is_mlperf = cases["table"] == "mlperf_llm"
+    rounds[is_mlperf] = m.loc[cases.loc[is_mlperf, "row"], "round"].to_numpy()
+    family = {chip: f for f, chips in CHIP_FAMILIES.items() for chip in chips}
+    return cases.assign(round=rounds, family=cases["chip"].map(family).fillna(cases["chip"]))
+
+
+def tpot_tail(cases: pd.DataFrame) -> float:
+    """99th-percentile over mean time per output token in the MLPerf Server and Interactive
+    logs among ``cases`` (median over runs): how much the slowest requests' tokens lag. It
+    is measured, not fitted, and every structure but the plain roofline uses it."""
+    m = mlperf()
+    runs = m.loc[cases.loc[cases["table"] == "mlperf_llm", "row"]]
+    runs = runs[runs["tpot_mean_ms"].notna() & runs["tpot_p99_ms"].notna()]
+    return float((runs["tpot_p99_ms"] / runs["tpot_mean_ms"]).median())
+
+
+def fit_on(cases: pd.DataFrame, structure: Structure) -> Fit:
+    """``structure`` fitted on ``cases``, with the TPOT tail measured on the same rows."""
+    if structure.name != "plain roofline":
+        structure = replace(structure, base=replace(structure.base,
+                                                    tpot_tail=max(tpot_tail(cases), 1.0)))
+    return fit(cases, structure)
+
+
+# -- folds -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Fold:
+    """One fit of a cross-validation: ``kind`` and ``name``, the rows it is fitted on and the
+    rows it scores (boolean masks over :func:`rows`)."""
+
+    kind: str
+    name: str
+    train: np.ndarray
+    test: np.ndarray
+
+
+def folds(cases: pd.DataFrame) -> list[Fold]:
+    """The cross-validation, each fold fitted from scratch on every usable row it does not
+    score:
+
+    - ``round``: MLPerf rolling origin, each round from v5.0 on scored by a fit on the
+      rounds before it (and every non-MLPerf row), as a calibration made before a round
+      meets it;
+    - ``chip family``: one family of chips (:data:`CHIP_FAMILIES`) left out: a new chip;
+    - ``model``: one model left out: a new model;
+    - ``length``: Argonne's rows of one prompt length left out: a chip and model the fit
+      has seen, at a length it has not."""
+    out = []
+    is_mlperf = (cases["table"] == "mlperf_llm").to_numpy()
+    order = {r: i for i, r in enumerate(ROUNDS)}
+    rank = cases["round"].map(order).to_numpy(dtype=float)
+    for r in ROUNDS[2:]:
+        test = is_mlperf & (rank == order[r])
+        train = ~is_mlperf | (rank < order[r])
+        out.append(Fold("round", r, train, test))
+    for kind, column in (("chip family", "family"), ("model", "model")):
+        counts = cases[column].value_counts()
+        for name in sorted(counts[counts >= MIN_FOLD_ROWS].index):
+            test = (cases[column] == name).to_numpy()
+            out.append(Fold(kind, name, ~test, test))
+    argonne = (cases["source"] == "Argonne").to_numpy()
+    for length in sorted(cases.loc[argonne, "input_tokens"].unique()):
+        test = argonne & (cases["input_tokens"] == length).to_numpy()
+        out.append(Fold("length", f"{int(length)} prompt tokens", ~test, test))
+    return out
+
+
+def _case(cases: pd.DataFrame, fold: Fold) -> np.ndarray:
+    """``"seen"`` where the fold's training rows hold the scored row's chip and model
+    together, else ``"new"``."""
+    pairs = set(zip(cases.loc[fold.train, "chip"], cases.loc[fold.train, "model"]))
+    scored = cases[fold.test]
+    return np.array(["seen" if p in pairs else "new"
+                     for p in zip(scored["chip"], scored["model"])], dtype=object)
+
+
+def crossval(cases: pd.DataFrame, structures=CROSSVALIDATED,
+             progress: Progress = _quiet) -> pd.DataFrame:
+    """Every fold's predictions of the rows it scores, by each structure fitted on the
+    fold's training rows alone."""
+    out = []
+    all_folds = folds(cases)
+    for i, fold in enumerate(all_folds, start=1):
+        train, test = cases[fold.train], cases[fold.test]
+        case = _case(cases, fold)
+        for s in structures:
+            start = time.time()
+            f = fit_on(train, s)
+            pred = predict_cases(test, f.calibration, stacks=f.stacks).to_numpy(float)
+            out.append(pd.DataFrame({
+                "fold_kind": fold.kind, "fold": fold.name, "structure": s.name,
+                "table": test["table"].to_numpy(), "row": test["row"].to_numpy(),
+                "case": case, "predicted": pred}))
+            progress(f"fold {i}/{len(all_folds)} ({fold.kind}: {fold.name}, "
+                     f"{int(fold.test.sum())} rows scored): {s.name} in "
+                     f"{time.time() - start:.0f} s")
+    return pd.concat(out, ignore_index=True).assign(source_url=SHORT_SOURCE)
+
+
+# -- the stored tables -----------------------------------------------------------------------
+
+def _parameters(fit_name: str, f: Fit) -> pd.DataFrame:
+    values = asdict(f.calibration)
+    return pd.DataFrame({"fit": fit_name, "structure": f.structure.name,
+                         "parameter": list(values), "value": [float(v) for v in values.values()],
+                         "rows": f.rows, "source_url": SOURCE})
+
+
+def _stacks(fit_name: str, f: Fit) -> pd.DataFrame:
+    return pd.DataFrame([{"fit": fit_name, "structure": f.structure.name, "stack": s.name,
+                          "efficiency": s.efficiency, "overhead": s.overhead, "rows": s.rows,
+                          "source_url": SOURCE} for s in f.stacks.values()],
+                        columns=["fit", "structure", "stack", "efficiency", "overhead", "rows",
+                                 "source_url"])
+
+
+def fixed_split(cases: pd.DataFrame) -> pd.DataFrame:
+    """The fixed split's training rows: MLPerf rounds before v5.1 and Argonne's training
+    chips (:data:`napkin.validation.rows.TRAIN_ROUNDS`, ``ARGONNE_TRAIN_GPUS``)."""
+    return cases[cases["split"] == "train"]
+
+
+def fits(cases: pd.DataFrame, progress: Progress = _quiet) -> dict[tuple[str, str], Fit]:
+    """Every structure on the fixed split, and the cross-validated ones on every row."""
+    out = {}
+    jobs = [(FIXED, fixed_split(cases), s) for s in STRUCTURES.values()] + \
+        [(PUBLISHED, cases, s) for s in CROSSVALIDATED]
+    for i, (name, rows_, s) in enumerate(jobs, start=1):
+        start = time.time()
+        out[(name, s.name)] = fit_on(rows_, s)
+        progress(f"fit {i}/{len(jobs)}: {s.name} on the {name} rows ({len(rows_):,}) in "
+                 f"{time.time() - start:.0f} s")
+    return out
+
+
+def build(progress: Progress = _quiet) -> dict[str, pd.DataFrame]:
+    """Every derived table, from the raw rows."""
+    cases = rows()
+    found = fits(cases, progress)
+    return {
+        PARAMETERS_TABLE: pd.concat([_parameters(n, f) for (n, _), f in found.items()],
+                                    ignore_index=True),
+        STACKS_TABLE: pd.concat([_stacks(n, f) for (n, _), f in found.items()],
+                                ignore_index=True),
+        CROSSVAL_TABLE: crossval(cases, progress=progress),
+    }
+
+
+def write(frames: dict[str, pd.DataFrame], overwrite: bool = False,
+          directory: Path | None = None) -> list[Path]:
+    """Write the derived tables into ``data/`` (or ``directory``); an existing table is
+    refused unless ``overwrite``, so nothing the book states moves by accident."""
+    directory = Path(directory or tables.data_dir())
+    paths = [directory / f"{name}.csv" for name in frames]
+    existing = [p.name for p in paths if p.exists()]
+    if existing and not overwrite:
+        raise ValueError(f"{', '.join(existing)} already exist in {directory}; pass "
+                         "--overwrite to replace them (then look at what moved)")
+    for path, frame in zip(paths, frames.values()):
+        frame.to_csv(path, index=False, float_format="%.6g" if path.stem == CROSSVAL_TABLE
+                     else "%.10g")
+    return paths
+
+
+__all__ = ["SOURCE", "CROSSVAL_TABLE", "FIXED", "CROSSVALIDATED", "CHIP_FAMILIES", "ROUNDS",
+           "Fold", "rows", "tpot_tail", "fit_on", "folds", "crossval", "fits",
+           "fixed_split", "build", "write"]
