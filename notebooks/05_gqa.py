@@ -17,6 +17,21 @@
 
 # %% [markdown]
 # # Grouped-query attention
+
+# %% [markdown]
+# ```{admonition} In one minute
+# :class: tip
+# - GQA cuts Llama 3.3 70B's KV cache {glue:text}`cut:.0f`-fold, as the essay says, but what a
+#   decode step reads at {glue:text}`full_tokens:,d` tokens falls only
+#   {glue:text}`step_cut:.1f`-fold, because the weights are read either way; MQA saves another
+#   {glue:text}`mqa_vs_gqa:.2f`x at that depth ([the three layouts](#gqa-variants-table)).
+# - The essay's {glue:text}`essay_mha_mib:.2f` MiB per token for full multi-head attention is
+#   neither unit: it is {glue:text}`mha_token_mb:.2f` MB, or {glue:text}`mha_token_mib:.2f` MiB
+#   ([the three layouts](#gqa-variants-table)).
+# - On one H200 the MHA model runs out of memory at {glue:text}`mha_fit_depth:,d` tokens of a
+#   single sequence, while GQA still decodes at {glue:text}`tg_gqa_full:.0f` tokens/s at
+#   {glue:text}`full_tokens:,d` ([decode at depth](#fig-gqa-decode-depth)).
+# ```
 #
 # **What this chapter does.** In multi-head attention (MHA) every query head has its own key
 # and value head, and all of them are cached. Grouped-query attention (GQA) lets a group of

@@ -17,6 +17,28 @@
 
 # %% [markdown]
 # # Paged attention, simulated
+
+# %% [markdown]
+# ```{admonition} In one minute
+# :class: tip
+# - In the paper's setting, paging leaves {glue:text}`paged_waste:.1%` of the KV memory
+#   without a token; even Orca (Oracle), which knows every output length, leaves
+#   {glue:text}`oracle_waste:.0%` ([the memory, allocator by allocator](#fig-paging-waste)).
+# - Paging runs {glue:text}`batch_vs_oracle:.1f`× as many sequences as Orca (Oracle) and
+#   {glue:text}`batch_vs_max:.1f`× as many as Orca (Max), where the paper counts
+#   {glue:text}`paper_batch_vs_oracle:.1f`× and {glue:text}`paper_batch_vs_max:.1f`×; on the
+#   roofline that is {glue:text}`tput_vs_oracle:.1f`× and {glue:text}`tput_vs_max:.1f`× the
+#   tokens per second ([the simulation against the paper](#table-paging-paper)).
+# - Block size matters for short requests: at {glue:text}`block_size:d` tokens paging wastes
+#   {glue:text}`share_waste_16:.1%` of the memory on ShareGPT and
+#   {glue:text}`alpaca_waste_16:.1%` on Alpaca, at {glue:text}`block_max:d` tokens
+#   {glue:text}`share_waste_256:.0%` and {glue:text}`alpaca_waste_256:.0%`
+#   ([block size](#fig-paging-block-size)).
+# - On one H100 serving Llama 3.3 70B with the paper's {glue:text}`h100_short:,d`-token limit,
+#   paging runs {glue:text}`h100_short_paged_batch:.1f` sequences against
+#   {glue:text}`h100_short_oracle_batch:.1f` for Orca (Oracle) and
+#   {glue:text}`h100_short_max_batch:.0f` for Orca (Max) ([the H100](#fig-paging-h100)).
+# ```
 #
 # **What this chapter does.** Every decode step reads the KV cache of every sequence in the
 # batch, and the batch is only as large as the number of caches that fit beside the weights.

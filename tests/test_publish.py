@@ -43,13 +43,26 @@ def test_one_base_url_everywhere():
 
 def test_figure_citations_and_footer_read_the_setting():
     version = {"commit": "abc1234567", "date": "2026-12-01"}
-    fig = {"name": "fig-x", "caption": "A caption.", "source": "data", "chapter": "01",
-           "title": "T", "page": "notebooks/01"}
+    fig = {"name": "fig-x", "caption": "A caption.", "source": "data", "chapter": "01_x",
+           "title": "T", "docname": "notebooks/01_x", "page_title": "The X",
+           "chapter_number": 1, "label": "Figure 1.2"}
     html = gallery.item_html(fig, base_url(), version, "../")
     assert f"{base_url()}book/figures.html#fig-x" in html
+    assert "Figure 1.2" in html and ">chapter 1: The X</a>" in html
     stamp = site.version_stamp(base_url())
     assert f'href="{base_url()}"' in stamp and "Published at" in stamp
     assert "Published at" not in site.version_stamp()
+
+
+def test_one_title_everywhere():
+    """The book's title with its subtitle, as the figure citations and exports give it, is
+    the one CITATION.cff and the index give."""
+    from napkin import exports
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["title"] == exports.BOOK_TITLE
+    intro = " ".join((ROOT / "book" / "intro.md").read_text().replace("> ", " ").split())
+    assert exports.BOOK_TITLE in intro.replace("*", "")
 
 
 def test_pages_workflow_builds_with_the_books_own_commands():

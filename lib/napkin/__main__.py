@@ -34,22 +34,42 @@ def main(argv: list[str] | None = None) -> int:
     figures = sub.add_parser("figures", help="export every figure to SVG/PNG/PDF with its data")
     figures.add_argument("--out", default="_build/figures", help="output folder")
     args = parser.parse_args(argv)
+    from .folders import writable
+
+    try:
+        if getattr(args, "out", None):  # a folder that cannot be written stops it before work
+            writable(args.out)
+        return run(args)
+    except ValueError as err:  # bad input: one line that names it, no traceback
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a path that went bad while it ran (a full disk, a removed folder)
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {where}{err.strerror or err}", file=sys.stderr)
+        return 1
+
+
+def run(args: argparse.Namespace) -> int:
     if args.command == "measure":
+        from .measure import cli as measure_cli
+
         return measure_cli.main(args)
     if args.command == "depth":
+        from .measure import depth_cli
+
         return depth_cli.main(args)
     if args.command == "verify":
+        from .measure import verify_cli
+
         return verify_cli.main(args)
-    if args.command == "share":
-        return readers_cli.share(args)
-    if args.command == "results":
-        return readers_cli.results(args)
+    if args.command in ("share", "results"):
+        from .readers import cli as readers_cli
+
+        return getattr(readers_cli, args.command)(args)
     if args.command == "figures":
-        from pathlib import Path
+        from .exports import export_all
 
-        from .exports import book_notebooks, export_all
-
-        written = export_all(Path(args.out), book_notebooks(),
+        written = export_all(args.out,
                              progress=lambda m: print(f"[figures] {m}", flush=True))
         print(f"{len(written)} figures exported to {args.out}")
         return 0

@@ -261,13 +261,18 @@ class Figure:
         return data, {METADATA_KEY: self.metadata()}
 
 
-def figure_html(meta: dict, spec: dict) -> str:
+def figure_html(meta: dict, spec: dict, label: str = "", cite_url: str = "") -> str:
     """The site's ``<figure>``: its id is the figure's name, its script draws the spec
-    with the Vega the site serves (napkin.js), its caption ends with the source line."""
+    with the Vega the site serves (napkin.js), its caption starts with the figure's number
+    (``label``, "Figure 9.2") and ends with the source line, the figure's name and a link to
+    its citation on the Figures page (``cite_url``)."""
     name = meta["name"]
     spec_json = json.dumps(book_spec(spec), sort_keys=True, separators=(",", ":"))
     spec_json = spec_json.replace("</", "<\\/")  # a data string must not close the script tag
     chart_id = f"{name}-chart"
+    number = (f'<a class="napkin-figure-number" href="#{name}">{html.escape(label)}</a> '
+              if label else "")
+    cite = f' · <a href="{html.escape(cite_url)}">cite</a>' if cite_url else ""
     return (
         f'<figure class="napkin-figure" id="{name}">\n'
         f'<div class="napkin-chart" id="{chart_id}"></div>\n'
@@ -275,7 +280,8 @@ def figure_html(meta: dict, spec: dict) -> str:
         f'document.getElementById(id).textContent = "{NO_LIBRARY}";}})'
         f'("{chart_id}", {spec_json});</script>\n'
         f"<noscript>This chart needs JavaScript.</noscript>\n"
-        f"<figcaption>{html.escape(meta['caption'])} "
+        f"<figcaption>{number}{html.escape(meta['caption'])} "
         f'<span class="napkin-source">Source: {html.escape(meta["source"])}</span>'
+        f'<span class="napkin-figure-ref"><code>{name}</code>{cite}</span>'
         f"</figcaption>\n</figure>"
     )

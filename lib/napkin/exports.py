@@ -25,10 +25,12 @@ import subprocess
 from html import escape
 from pathlib import Path
 
+from . import essay, folders, toc
 from .charts import DARK_BACKGROUND, DARK_CONFIG, METADATA_KEY, book_spec
 
 ROOT = Path(__file__).resolve().parents[2]
-BOOK_TITLE = "Prefill and decode want different machines"
+#: The book's title with its subtitle, as the index and CITATION.cff give it.
+BOOK_TITLE = f"{essay.TITLE}: a reproducible book"
 EXPORT_WIDTH = 720  # px; 2x PNG is 1440+ px wide, enough for a full-width slide
 LIGHT = {"background": "#ffffff", "credit": "#6b6459"}
 DARK = {"background": DARK_BACKGROUND, "credit": "#b9b3a9"}
@@ -76,36 +78,60 @@ def collect(notebooks: list[Path]) -> list[dict]:
     return figures
 
 
+def _notebook_of(root: Path, docname: str, executed: bool) -> Path | None:
+    """A page's notebook: the freshly executed copy when the book has been built (it holds
+    this machine's live figures), else the committed one; None for a Markdown page."""
+    built = root / "_build" / "jupyter_execute" / f"{docname}.ipynb"
+    committed = root / f"{docname}.ipynb"
+    if executed and built.is_file():
+        return built
+    return committed if committed.is_file() else None
+
+
 def book_notebooks(root: Path = ROOT, executed: bool = True) -> list[Path]:
-    """The notebooks in ``_toc.yml`` order: the freshly executed copies when the book
-    has been built (they hold this machine's live figures), else the committed ones."""
-    import yaml
-
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    files = [toc["root"]] + [ch["file"] for part in toc["parts"] for ch in part["chapters"]]
-    out = []
-    for f in files:
-        built = root / "_build" / "jupyter_execute" / f"{f}.ipynb"
-        committed = root / f"{f}.ipynb"
-        if executed and built.is_file():
-            out.append(built)
-        elif committed.is_file():
-            out.append(committed)
-    return out
+    """The notebooks in ``_toc.yml`` order (see :func:`_notebook_of` for which copy)."""
+    found = (_notebook_of(Path(root), p.docname, executed) for p in toc.pages(root))
+    return [p for p in found if p is not None]
 
 
-def title_of(spec: dict) -> str:
+def book_figures(root: Path = ROOT, executed: bool = True) -> list[dict]:
+    """Every figure of the book in reading order, as :func:`notebook_figures` gives it, with
+    its page (``docname``, ``page_title``, ``chapter_number``) and its number in the chapter
+    (``label``, "Figure 9.2"): the n-th figure of a chapter's notebook is its n-th figure on
+    the page, which is how the site numbers it (:mod:`napkin.site`)."""
+    figures, seen = [], {}
+    for page in toc.pages(root):
+        path = _notebook_of(Path(root), page.docname, executed)
+        for i, fig in enumerate(notebook_figures(path) if path else [], 1):
+            if fig["name"] in seen:
+                raise ValueError(f"figure name {fig['name']} is used in both {seen[fig['name']]} "
+                                 f"and {page.docname}; figure names must be unique")
+            seen[fig["name"]] = page.docname
+            figures.append({**fig, "docname": page.docname, "page_title": page.title,
+                            "chapter_number": page.number,
+                            "label": toc.figure_label(page.number, i)})
+    return figures
+
+
+def title_of(spec: dict, caption: str = "") -> str:
+    """The chart's own title, which names a figure on the Figures page and in its exports.
+    An interactive chart computes its title from the reader's settings; it is named by its
+    fixed subtitle, else by the first clause of its caption, marked "(interactive)"."""
     title = spec.get("title", "")
     if isinstance(title, dict):
+        subtitle = title.get("subtitle")
         title = title.get("text", "")
         if isinstance(title, dict):  # an expression: the readout of an interactive chart
-            return "interactive"
+            fixed = (" ".join(subtitle) if isinstance(subtitle, list) else subtitle) or \
+                re.split(r"(?<=\w)[.:;](?:\s|$)", caption, maxsplit=1)[0]
+            return f"{fixed.strip()} (interactive)" if fixed.strip() else "Interactive chart"
     return " ".join(title) if isinstance(title, list) else str(title)
 
 
 def credit(fig: dict, version: dict) -> str:
     machine = f" Measured on {fig['machine']}." if fig.get("machine") else ""
-    return (f"Source: {fig['source']}{machine} | {BOOK_TITLE}, {fig['name']}, "
+    label = f"{fig['label']}, " if fig.get("label") else ""
+    return (f"Source: {fig['source']}{machine} | {BOOK_TITLE}, {label}{fig['name']}, "
             f"version {version['commit']} ({version['date']})")
 
 
@@ -191,7 +217,8 @@ def export_figure(fig: dict, outdir: Path, version: dict) -> dict:
 
     outdir.mkdir(parents=True, exist_ok=True)
     name = fig["name"]
-    digest = hashlib.sha256(json.dumps([fig["spec"], fig["caption"], fig["source"], version],
+    digest = hashlib.sha256(json.dumps([fig["spec"], fig["caption"], fig["source"],
+                                        fig.get("label"), version],
                                        sort_keys=True).encode()).hexdigest()[:16]
     meta_path = outdir / f"{name}.json"
     if meta_path.is_file() and json.loads(meta_path.read_text()).get("digest") == digest:
@@ -207,8 +234,9 @@ def export_figure(fig: dict, outdir: Path, version: dict) -> dict:
     dataset, rows = primary_dataset(fig["spec"])
     write_csv(rows, outdir / f"{name}.csv")
     files["csv"] = f"{name}.csv"
-    meta = {"name": name, "title": title_of(fig["spec"]), "caption": fig["caption"],
-            "source": fig["source"], "chapter": fig["chapter"], "live": fig.get("live", False),
+    meta = {"name": name, "title": title_of(fig["spec"], fig["caption"]), "caption": fig["caption"],
+            "source": fig["source"], "chapter": fig["chapter"], "number": fig.get("label"),
+            "live": fig.get("live", False),
             "machine": fig.get("machine"), "book": BOOK_TITLE, "version": version,
             "credit": text, "dataset": dataset, "files": files, "digest": digest}
     tmp = meta_path.with_suffix(".json.tmp")
@@ -217,9 +245,12 @@ def export_figure(fig: dict, outdir: Path, version: dict) -> dict:
     return meta
 
 
-def export_all(outdir: Path, notebooks: list[Path] | None = None, progress=print) -> list[dict]:
-    notebooks = notebooks if notebooks is not None else book_notebooks()
-    figures = collect(notebooks)
+def export_all(outdir: Path, figures: list[dict] | None = None, progress=print) -> list[dict]:
+    """Export ``figures`` (default: :func:`book_figures`) into ``outdir``, which is made;
+    a folder that cannot be written is a ValueError that names it, before any work."""
+    figures = figures if figures is not None else book_figures()
+    outdir = folders.writable(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
     version = book_version()
     written = []
     for i, fig in enumerate(figures, 1):

@@ -1,10 +1,12 @@
 """Sphinx extension: the Figures page, and every figure exported into the site.
 
 ``{napkin-figure-gallery}`` lists every figure of the book (read from the
-notebooks in ``_toc.yml``) with its caption, downloads and a "cite this figure"
-block; at the end of the build the images, data and metadata are exported into
-``figures/`` of the site (see :mod:`napkin.exports`), so every link on the page
-works offline. Anchors are the figure names, so a citation survives rebuilds.
+notebooks in ``_toc.yml``), grouped by chapter, with its number, title, caption,
+downloads and a "cite this figure" block; ``{napkin-figure}`` shows one stored figure
+on another page (the index shows one of chapter 1's). At the end of the build the
+images, data and metadata are exported into ``figures/`` of the site (see
+:mod:`napkin.exports`), so every link on the page works offline. Anchors are the
+figure names, so a citation survives rebuilds.
 """
 
 from __future__ import annotations
@@ -16,15 +18,19 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from . import exports
+from . import exports, toc
 
 FIGURES_DIR = "figures"
 
 
+#: The page that holds the gallery: every figure's "cite" link points at its entry there.
+PAGE = "book/figures"
+
+
 def citation_text(fig: dict, url: str, version: dict) -> str:
-    return (f"The napkin book authors ({version['date'][:4]}). Figure {fig['name']}: "
-            f"{fig['caption']} In: {exports.BOOK_TITLE}, version {version['commit']} "
-            f"({version['date']}). {url}")
+    return (f"The napkin book authors ({version['date'][:4]}). {fig['label']}, "
+            f"{fig['title']} ({fig['name']}). In: {exports.BOOK_TITLE}, version "
+            f"{version['commit']} ({version['date']}). {url}")
 
 
 def citation_bibtex(fig: dict, url: str, version: dict) -> str:
@@ -33,7 +39,7 @@ def citation_bibtex(fig: dict, url: str, version: dict) -> str:
 
     return (f"@misc{{napkin-{fig['name']},\n"
             f"  author       = {{{{The napkin book authors}}}},\n"
-            f"  title        = {{{clean(fig['name'])}: {clean(fig['caption'])}}},\n"
+            f"  title        = {{{clean(fig['label'])}: {clean(fig['title'])}}},\n"
             f"  howpublished = {{{clean(exports.BOOK_TITLE)}, figure {fig['name']}}},\n"
             f"  year         = {{{version['date'][:4]}}},\n"
             f"  note         = {{Version {version['commit']} ({version['date']}). "
@@ -41,68 +47,132 @@ def citation_bibtex(fig: dict, url: str, version: dict) -> str:
             f"  url          = {{{url}}}\n}}")
 
 
-def item_html(fig: dict, base_url: str, version: dict, to_root: str) -> str:
-    name, chapter = fig["name"], fig["chapter"]
+def seen_in(fig: dict) -> str:
+    """"chapter 9: The napkin against real servers", or the page's title."""
+    number = fig.get("chapter_number")
+    return f"chapter {number}: {fig['page_title']}" if number else fig["page_title"]
+
+
+def item_html(fig: dict, base_url: str, version: dict, to_root: str,
+              chapters: dict[int, str] | None = None) -> str:
+    """One figure's entry: number and title, image, caption, where it is seen, downloads and
+    its citation (text and BibTeX, each with the theme's copy button). ``chapters`` maps a
+    chapter's number to its page, to link a caption's mentions of chapters."""
+    name = fig["name"]
+    def linked(text: str) -> str:  # "chapter 3" in a caption or a source line is a link
+        return toc.link_mentions(escape(text), lambda n: f"{to_root}{chapters[n]}.html") \
+            if chapters else escape(text)
+
     files = f"{to_root}{FIGURES_DIR}/{name}"
-    url = f"{base_url.rstrip('/')}/book/figures.html#{name}" if base_url else f"#{name}"
+    url = f"{base_url.rstrip('/')}/{PAGE}.html#{name}" if base_url else f"#{name}"
     links = " · ".join(f'<a href="{files}{suffix}.{fmt}" download>{label}</a>'
                        for suffix, label_prefix in (("", ""), ("-dark", "dark "))
                        for fmt, label in ((f, f"{label_prefix}{f.upper()}")
                                           for f in exports.FORMATS))
-    page = fig["page"]
+    alt = escape(fig["caption"])
     return f"""
 <section class="napkin-gallery-item" id="{name}">
-<h2 class="napkin-gallery-name"><a class="headerlink-inline" href="#{name}">{name}</a></h2>
-<p class="napkin-gallery-title">{escape(fig['title'])}</p>
-<img class="napkin-gallery-image only-light" src="{files}.png" alt="{escape(fig['caption'])}"
- loading="lazy">
-<img class="napkin-gallery-image only-dark" src="{files}-dark.png" alt="{escape(fig['caption'])}"
- loading="lazy">
-<p>{escape(fig['caption'])} <span class="napkin-source">Source: {escape(fig['source'])}</span></p>
-<p class="napkin-gallery-links">Download: {links} · <a href="{files}.csv" download>data (CSV)</a>
- · <a href="{files}.json" download>metadata</a> · seen in
- <a href="{to_root}{page}.html#{name}">{escape(chapter)}</a></p>
+<h3 class="napkin-gallery-title"><a class="napkin-figure-number" href="#{name}">{fig['label']}</a>
+ {escape(fig['title'])}</h3>
+<p class="napkin-gallery-name"><code>{name}</code></p>
+<img class="napkin-gallery-image only-light" src="{files}.png" alt="{alt}" loading="lazy">
+<img class="napkin-gallery-image only-dark" src="{files}-dark.png" alt="{alt}" loading="lazy">
+<p>{linked(fig['caption'])} <span class="napkin-source">{linked('Source: ' + fig['source'])}</span></p>
+<p class="napkin-gallery-links">Seen in <a href="{to_root}{fig['docname']}.html#{name}">{escape(seen_in(fig))}</a>.
+ Download: {links} · <a href="{files}.csv" download>data (CSV)</a>
+ · <a href="{files}.json" download>metadata</a></p>
 <details class="napkin-cite"><summary>Cite this figure</summary>
-<pre>{escape(citation_text(fig, url, version))}</pre>
-<pre>{escape(citation_bibtex(fig, url, version))}</pre>
+<p>As text:</p>
+<div class="highlight"><pre>{escape(citation_text(fig, url, version))}</pre></div>
+<p>As BibTeX:</p>
+<div class="highlight"><pre>{escape(citation_bibtex(fig, url, version))}</pre></div>
 </details>
 </section>"""
 
 
+def group_id(fig: dict) -> str:
+    """The anchor of a chapter's group on the Figures page."""
+    return f"chapter-{fig['chapter_number']}" if fig.get("chapter_number") else \
+        fig["docname"].replace("/", "-")
+
+
 class FigureGallery(SphinxDirective):
-    """Every figure of the book, in reading order."""
+    """Every figure of the book, grouped by chapter in reading order, after a list of the
+    chapters that links to each group."""
 
     has_content = False
 
     def run(self):
         root = Path(self.env.srcdir)
-        notebooks = exports.book_notebooks(root, executed=False)
-        for nb in notebooks:
+        for nb in exports.book_notebooks(root, executed=False):
             self.env.note_dependency(str(nb))
-        figures = []
-        for nb in notebooks:
-            page = nb.relative_to(root).with_suffix("").as_posix()
-            for fig in exports.notebook_figures(nb):
-                figures.append({**fig, "title": exports.title_of(fig["spec"]), "page": page})
+        self.env.note_dependency(str(root / "_toc.yml"))
+        figures = [{**f, "title": exports.title_of(f["spec"], f["caption"])}
+                   for f in exports.book_figures(root, executed=False)]
+        groups: dict[str, list[dict]] = {}
+        for fig in figures:
+            groups.setdefault(group_id(fig), []).append(fig)
         version = exports.book_version(root)
         base_url = self.config.html_baseurl or ""
-        depth = self.env.docname.count("/")
-        html = "\n".join(item_html(f, base_url, version, "../" * depth) for f in figures)
-        count = nodes.paragraph(text=f"{len(figures)} figures, version {version['commit']} "
-                                     f"({version['date']}).")
-        return [count, nodes.raw("", html, format="html")]
+        to_root = "../" * self.env.docname.count("/")
+        chapters = {p.number: p.docname for p in toc.chapters(root)}
+        count = nodes.paragraph(text=f"{len(figures)} figures in {len(groups)} chapters, "
+                                     f"version {version['commit']} ({version['date']}).")
+        contents = nodes.bullet_list(classes=["napkin-gallery-contents"])
+        sections = []
+        for anchor, figs in groups.items():
+            first = figs[0]
+            heading = (f"{first['chapter_number']} {first['page_title']}"
+                       if first.get("chapter_number") else first["page_title"])
+            link = nodes.reference("", heading, refid=anchor)
+            contents += nodes.list_item("", nodes.paragraph(
+                "", "", link, nodes.Text(f" ({len(figs)} figure{'s' if len(figs) > 1 else ''})")))
+            section = nodes.section(ids=[anchor], names=[anchor])
+            section += nodes.title(text=heading)
+            section += nodes.raw("", "\n".join(item_html(f, base_url, version, to_root, chapters)
+                                               for f in figs), format="html")
+            sections.append(section)
+        return [count, contents, *sections]
+
+
+class StoredFigure(SphinxDirective):
+    """One figure of the book on another page, drawn from its chapter's stored output (the
+    executed notebook): ``{napkin-figure} fig-all-machines``. It keeps its number and its
+    caption and says which chapter it is from, with a link to it there."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        from .charts import figure_html
+
+        root = Path(self.env.srcdir)
+        name = self.arguments[0]
+        figures = {f["name"]: f for f in exports.book_figures(root, executed=False)}
+        if name not in figures:
+            raise self.error(f"napkin-figure: no figure {name!r} in the book's notebooks; "
+                             "give a name from book/figure-names.txt")
+        fig = figures[name]
+        self.env.note_dependency(str(root / f"{fig['docname']}.ipynb"))
+        self.env.note_dependency(str(root / "_toc.yml"))
+        to_root = "../" * self.env.docname.count("/")
+        html = figure_html(fig, fig["spec"], fig["label"], f"{to_root}{PAGE}.html#{name}")
+        source = (f'<p class="napkin-figure-from">{fig["label"]} is from <a href="{to_root}'
+                  f'{fig["docname"]}.html#{name}">{escape(seen_in(fig))}</a>.</p>')
+        return [nodes.raw("", f'<div class="napkin-embedded-figure">{html}\n{source}</div>',
+                          format="html")]
 
 
 def _export(app, exception):
     if exception is not None or app.builder.format != "html":
         return
-    root = Path(app.srcdir)
     logger = logging.getLogger(__name__)
-    exports.export_all(Path(app.outdir) / FIGURES_DIR, exports.book_notebooks(root),
+    exports.export_all(Path(app.outdir) / FIGURES_DIR, exports.book_figures(Path(app.srcdir)),
                        progress=lambda m: logger.info("[figures] %s", m))
 
 
 def setup(app):
     app.add_directive("napkin-figure-gallery", FigureGallery)
+    app.add_directive("napkin-figure", StoredFigure)
     app.connect("build-finished", _export)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+__all__ = ["count", "glue", "glue_markdown", "plain"]
+
 
 def plain(value):
     """A numpy scalar as the Python int/float it stands for; anything else unchanged."""

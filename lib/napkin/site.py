@@ -15,13 +15,20 @@ errata as cards (:mod:`napkin.errata`).
 from __future__ import annotations
 
 import json
+import re
 from html import escape
 from pathlib import Path
 
 import pandas as pd
 from docutils import nodes
+from sphinx import addnodes
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
 
+from . import gallery, toc
 from .charts import DARK_CONFIG, JUPYTER_MIME, METADATA_KEY, figure_html
+
+logger = logging.getLogger(__name__)
 
 STATIC = Path(__file__).with_name("static")
 BUNDLE = "vega-bundle.js"
@@ -99,10 +106,28 @@ def _write_assets(app):
     _write(static / "mathjax" / "LICENSE", (source / "LICENSE").read_text(encoding="utf-8"))
 
 
+#: Runs in the page's head, before anything is drawn. Unless the reader chose light or dark
+#: with the theme button (pydata keeps the choice in localStorage), ``default_mode: auto``
+#: leaves the page ``data-theme="auto"``, or the theme of an earlier visit, until the theme's
+#: deferred script resolves it from the system's setting; resolving it here first means the
+#: page and its charts are drawn in the right colours once, not light and then redrawn dark.
+RESOLVE_AUTO = """(function () {
+  var root = document.documentElement;
+  var chosen = root.dataset.mode === "light" || root.dataset.mode === "dark";
+  if (!chosen || (root.dataset.theme !== "light" && root.dataset.theme !== "dark")) {
+    root.dataset.theme = window.matchMedia &&
+      window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  }
+})();
+"""
+
+
 def theme_script() -> str:
     """The dark-mode chart colours for napkin.js, from the one definition in
-    :mod:`napkin.charts` that the dark exports use too."""
-    return f"window.napkinDarkConfig = {json.dumps(DARK_CONFIG, sort_keys=True)};\n"
+    :mod:`napkin.charts` that the dark exports use too, and the system's light or dark
+    setting applied before the page draws (:data:`RESOLVE_AUTO`)."""
+    return (f"window.napkinDarkConfig = {json.dumps(DARK_CONFIG, sort_keys=True)};\n"
+            + RESOLVE_AUTO)
 
 
 def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
@@ -127,7 +152,10 @@ class FigureOutput:
 
     Notebooks store a figure as Vega-Lite 5 JSON (what JupyterLab draws) with its
     name, caption and source in the output's metadata; the site builds the HTML that
-    draws it with the site's own Vega from those (:func:`napkin.charts.figure_html`).
+    draws it with the site's own Vega from those (:func:`napkin.charts.figure_html`),
+    numbered in its chapter ("Figure 9.2", the n-th figure of the page, as
+    :func:`napkin.exports.book_figures` numbers it for the Figures page) and linked to its
+    citation there.
     """
 
     mime_priority_overrides = [("*", JUPYTER_MIME, 1),
@@ -141,8 +169,160 @@ class FigureOutput:
         if not meta:  # a bare Altair chart: myst-nb warns, and the strict build fails
             return None
         spec = data.content if isinstance(data.content, dict) else json.loads(data.string)
-        return [nodes.raw(text=figure_html(meta, spec), format="html",
-                          classes=["output", "text_html"])]
+        document = renderer.renderer.document
+        label = cite = ""
+        env = getattr(document.settings, "env", None)
+        if env is not None:
+            env.note_dependency(str(Path(env.srcdir) / "_toc.yml"))
+            page = book_pages(env.app).get(env.docname)
+            count = getattr(document, "napkin_figure_count", 0) + 1
+            document.napkin_figure_count = count
+            label = toc.figure_label(page.number if page else None, count)
+            cite = f"{relative_uri(env.docname, gallery.PAGE)}#{meta['name']}"
+        html = figure_html(meta, spec, label, cite)
+        if env is not None:  # "chapter 3" in a caption or a source is a link, as in the prose
+            html = caption_links(html, (meta["caption"], f"Source: {meta['source']}"),
+                                 env.docname, book_pages(env.app))
+        return [nodes.raw(text=html, format="html", classes=["output", "text_html"])]
+
+
+def caption_links(html: str, texts, docname: str, pages: dict) -> str:
+    """The figure's HTML with each mention of a chapter in ``texts`` (its caption and its
+    source line, as they stand in its ``<figcaption>``) linked."""
+    chapters = {p.number: p for p in pages.values() if p.number}
+    head, sep, tail = html.rpartition("<figcaption>")
+    for text in texts:
+        escaped = escape(text)  # as figure_html escapes it
+        tail = tail.replace(escaped, toc.link_mentions(
+            escaped, lambda n: relative_uri(docname, chapters[n].docname)
+            if n in chapters else "#"), 1)
+    return head + sep + tail
+
+
+def relative_uri(from_doc: str, to_doc: str) -> str:
+    """The link from one page of the site to another (``../book/figures.html``)."""
+    return "../" * from_doc.count("/") + f"{to_doc}.html"
+
+
+def book_pages(app) -> dict:
+    """The book's pages by docname (:func:`napkin.toc.pages`), read once per build."""
+    if getattr(app, "_napkin_pages", None) is None:
+        app._napkin_pages = {p.docname: p for p in toc.pages(Path(app.srcdir))}
+    return app._napkin_pages
+
+
+#: Where a mention of a chapter is prose; inside these it is not (a title, code, a link).
+_NOT_PROSE = (nodes.title, nodes.literal, nodes.reference, nodes.raw, nodes.comment,
+              nodes.FixedTextElement, nodes.math, nodes.citation_reference,
+              addnodes.pending_xref)
+
+
+class ChapterReferences(SphinxTransform):
+    """Every prose mention of a chapter by number ("chapter 3", "chapters 6 and 8",
+    "chapters 6-10") becomes a link to that chapter's page, its number read from
+    ``_toc.yml`` (:mod:`napkin.toc`), so the prose keeps its words and a reader can follow
+    them. Only text in paragraphs (which includes list items, admonitions and table cells)
+    is linked, never a title, code, a literal or an existing link; a number that is no
+    chapter is a warning, which the strict build turns into an error."""
+
+    default_priority = 800  # after myst-nb has pasted glued text into the page
+
+    def apply(self):
+        chapters = {p.number: p for p in book_pages(self.app).values() if p.number}
+        linked = 0
+        for text in list(self.document.findall(nodes.Text)):
+            parent = text.parent
+            if not any(isinstance(a, nodes.paragraph) for a in _ancestors(parent)) or \
+                    any(isinstance(a, _NOT_PROSE) for a in _ancestors(parent)):
+                continue
+            new, count = self._link(str(text), chapters, parent)
+            if count:
+                parent.replace(text, new)
+                linked += count
+        if linked:
+            self.env.note_dependency(str(Path(self.env.srcdir) / "_toc.yml"))
+        self.env.napkin_chapter_links = getattr(self.env, "napkin_chapter_links", {})
+        self.env.napkin_chapter_links[self.env.docname] = linked
+
+    def _link(self, value: str, chapters: dict, where) -> tuple[list[nodes.Node], int]:
+        """``value`` as text and links; how many links."""
+        out: list[nodes.Node] = []
+        pos = count = 0
+        for m, parts in toc.mentions(value):
+            missing = [str(n) for _, n in parts if n not in chapters]
+            if missing:
+                logger.warning("%r mentions chapter %s, which _toc.yml does not have",
+                               m.group(0), ", ".join(missing), location=where)
+                continue
+            out.append(nodes.Text(value[pos:m.start()]))
+            for lead, number in parts:
+                if lead.strip().lower().startswith("chapter"):
+                    text = lead + str(number)
+                else:
+                    out.append(nodes.Text(lead))
+                    text = str(number)
+                out.append(self._xref(chapters[number], text))
+                count += 1
+            pos = m.end()
+        out.append(nodes.Text(value[pos:]))
+        return [n for n in out if not isinstance(n, nodes.Text) or str(n)], count
+
+    def _xref(self, page, text: str) -> nodes.inline:
+        """A link to the chapter's page that Sphinx resolves (and checks), in a span that
+        marks it as one of these links (Sphinx drops the classes of what it resolves)."""
+        ref = addnodes.pending_xref("", refdomain="std", reftype="doc",
+                                    reftarget=f"/{page.docname}", refdoc=self.env.docname,
+                                    refexplicit=True, refwarn=True)
+        ref += nodes.inline(text, text)
+        return nodes.inline("", "", ref, classes=["napkin-chapter-ref"])
+
+
+def _ancestors(node):
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+_FIGURE_ID = re.compile(r'<figure class="napkin-figure" id="([^"]+)">')
+_FIGURE_NUMBER = re.compile(r'class="napkin-figure-number"[^>]*>([^<]+)<')
+_TABLE_ID = re.compile(r'<table id="T_([^"]+)"')
+
+
+def _register_targets(app, doctree):
+    """A chapter's figures and tables become Sphinx targets, so prose can link them by name
+    (``[the chart](#fig-gqa-decode-depth)``, ``[the table](#gqa-variants-table)``) and
+    ``{ref}`` gives a figure's number. Their anchors are the ids the HTML already has: the
+    figure's name, and ``T_`` + a table's id (pandas' prefix)."""
+    std = app.env.get_domain("std")
+    docname = app.env.docname
+    for raw in doctree.findall(nodes.raw):
+        if "output" not in raw.get("classes", []):  # notebook outputs, not embedded copies
+            continue
+        text = raw.astext()
+        targets = [(m.group(1), m.group(1), (_FIGURE_NUMBER.search(text, m.end()) or m)[1])
+                   for m in _FIGURE_ID.finditer(text)]
+        targets += [(m.group(1), f"T_{m.group(1)}", m.group(1)) for m in _TABLE_ID.finditer(text)]
+        for name, anchor, title in targets:
+            if name in std.anonlabels and std.anonlabels[name][0] != docname:
+                logger.warning("%s is a target in both %s and %s; figure and table names must "
+                               "be unique", name, std.anonlabels[name][0], docname,
+                               location=raw)
+                continue
+            std.anonlabels[name] = (docname, anchor)
+            std.labels[name] = (docname, anchor, title)
+
+
+def _check_numbering(app, pagename, templatename, context, doctree):
+    """Sphinx numbers the headings, and so the page titles and the sidebar, from
+    ``_toc.yml`` itself; the site's own reading of it (figure numbers, chapter links) must
+    agree, page by page."""
+    page = book_pages(app).get(pagename)
+    if page is None:
+        return
+    numbers = app.env.toc_secnumbers.get(pagename, {}).get("")
+    if (numbers[0] if numbers else None) != page.number:
+        logger.warning("napkin.toc numbers %s as chapter %s, Sphinx as %s: fix napkin.toc.pages",
+                       pagename, page.number, numbers)
 
 
 class ErrataCards:
@@ -176,8 +356,30 @@ class ErrataCards:
         return {"text/html": self.html(), "text/plain": text}
 
 
+def _merge_links(app, env, docnames, other):
+    env.napkin_chapter_links = {**getattr(env, "napkin_chapter_links", {}),
+                                **getattr(other, "napkin_chapter_links", {})}
+
+
+def _purge_links(app, env, docname):
+    getattr(env, "napkin_chapter_links", {}).pop(docname, None)
+
+
+def _report_links(app, exception):
+    if exception is None:
+        links = getattr(app.env, "napkin_chapter_links", {})
+        logger.info("[napkin] %d mentions of a chapter linked on %d pages",
+                    sum(links.values()), sum(1 for n in links.values() if n))
+
+
 def setup(app):
     app.connect("config-inited", _configure)
+    app.add_transform(ChapterReferences)
+    app.connect("doctree-read", _register_targets)
+    app.connect("env-merge-info", _merge_links)
+    app.connect("env-purge-doc", _purge_links)
+    app.connect("build-finished", _report_links)
+    app.connect("html-page-context", _check_numbering)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     app.connect("builder-inited", _write_assets)
     app.add_js_file(BUNDLE, priority=200)

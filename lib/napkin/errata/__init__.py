@@ -11,7 +11,7 @@ what its prose says about the essay with :func:`erratum`.
 """
 
 from .finding import VERDICTS, Erratum, Finding
-from .registry import CHECKS, Check, all_errata, check, claims_checked, erratum
+from .registry import CHECKS, Check, all_errata, by_claim, check, claims_checked, erratum
 
-__all__ = ["VERDICTS", "Erratum", "Finding", "CHECKS", "Check", "all_errata", "check",
+__all__ = ["VERDICTS", "Erratum", "Finding", "CHECKS", "Check", "all_errata", "by_claim", "check",
            "claims_checked", "erratum"]

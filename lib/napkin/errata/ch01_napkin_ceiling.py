@@ -4,6 +4,7 @@ against the published llama.cpp runs."""
 from __future__ import annotations
 
 from .. import essay, hardware, models, published, tables
+from ..prose import count
 from ..units import GB, GiB
 from .finding import Finding
 
@@ -139,7 +140,8 @@ def buying_rule() -> Finding:
     return Finding(
         data_says=f"{above:.0%} of {len(runs)} published runs reach at least {discount:.0%}; "
                   f"the median reaches {runs['fraction_of_ceiling'].median():.0%}. Below it: "
-                  f"{ultras} Ultra runs at Q4_0, {cpus} CPU runs and {others} GPU run(s). "
+                  f"{count(ultras, 'Ultra run')} at Q4_0, {count(cpus, 'CPU run')} and "
+                  f"{count(others, 'GPU run')}. "
                   f"The scoreboard's H100, whose variant its copies disagree on, reaches "
                   f"{readings}",
         verdict="agrees" if above >= 0.5 else "inconsistent",

@@ -169,3 +169,26 @@ def claims_checked(check_or_id: Check | str) -> set[str]:
 def all_errata(include_agreeing: bool = True) -> pd.DataFrame:
     df = pd.DataFrame([asdict(c()) for c in CHECKS.values()])
     return df if include_agreeing else df[df["verdict"] != "agrees"].reset_index(drop=True)
+
+
+def by_claim(found: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every claim of data/essay_claims.csv, in the essay's order, with the checks that
+    cover it (a check's ``claims``): ``checks``, ``chapters`` and ``verdicts`` are tuples in
+    the errata's order, empty for a claim no check covers; ``conclusion_holds`` is False
+    when any of them finds the essay's conclusion fails. ``found`` is :func:`all_errata`,
+    passed in when the caller already ran the checks."""
+    found = all_errata() if found is None else found
+    claims = essay.claims()
+    covering = {name: [] for name in claims["claim"]}
+    for e in found.itertuples(index=False):
+        for name in e.claims:
+            covering[name].append(e)
+
+    def of(name, field):
+        return tuple(getattr(e, field) for e in covering[name])
+
+    return claims[["claim", "section", "value", "unit", "quote"]].assign(
+        checks=[of(n, "check") for n in claims["claim"]],
+        chapters=[tuple(dict.fromkeys(of(n, "chapter"))) for n in claims["claim"]],
+        verdicts=[tuple(dict.fromkeys(of(n, "verdict"))) for n in claims["claim"]],
+        conclusion_holds=[all(of(n, "conclusion_holds")) for n in claims["claim"]])

@@ -21,13 +21,13 @@
     return lines.length > 1 ? lines : text;
   }
 
-  // x-axis titles wrap too (bold 12 px), legend labels are limited; layers and
-  // concatenations are walked.
+  // x-axis titles wrap too (bold 12 px) to ``width``, the plot's, on which they are
+  // centred; legend labels are limited; layers and concatenations are walked.
   function wrapAxisTitles(node, width, legendRoom) {
     if (!node || typeof node !== "object") { return; }
     var x = node.encoding && node.encoding.x;
     // centred on the plot, which is narrower than the figure: wrap well inside it
-    if (x && typeof x.title === "string") { x.title = wrap(x.title, width * 0.6, 13.5); }
+    if (x && typeof x.title === "string") { x.title = wrap(x.title, width, 13.5); }
     // legend labels cannot wrap: cut them short (with an ellipsis) rather than off
     Object.keys(node.encoding || {}).forEach(function (channel) {
       var legend = node.encoding[channel] && node.encoding[channel].legend;
@@ -43,12 +43,129 @@
   // On a phone, long y labels (chip names) are cut at a third of the width, and the
   // legend, which starts where the plot starts, gets what is left: a first guess, which
   // roomForLegend corrects once the chart is drawn and the plot's left edge is known.
-  function legendLimit(width) { return width < 560 ? Math.round(width * 0.6 - 70) : width - 60; }
+  // yRoom: what fitYLabels gave the widest y labels, when more than that third.
+  function legendLimit(width, yRoom) {
+    var base = width < 560 ? Math.round(width * 0.6 - 70) : width - 60;
+    return yRoom ? Math.min(base, Math.round(width - yRoom - 50)) : base;
+  }
 
+  // Long y-axis labels (chips, models, runs) are cut with an ellipsis at Vega's labelLimit,
+  // and a reader loses the end of a name. Each nominal y axis gets the width its longest
+  // label needs, up to a cap (two fifths of the chart, half on a phone); past the cap its
+  // labels break over lines where the rows are tall enough, else they take a smaller type.
+  var measurer = null;
+  function textWidth(text, fontPx, font) {
+    measurer = measurer || document.createElement("canvas").getContext("2d");
+    measurer.font = fontPx + "px " + font;
+    return measurer.measureText(text).width;
+  }
+
+  function valuesOf(spec, field) {
+    var found = [];
+    var tables = Object.keys(spec.datasets || {}).map(function (k) { return spec.datasets[k]; });
+    (function collect(node) {
+      if (!node || typeof node !== "object") { return; }
+      if (node.data && Array.isArray(node.data.values)) { tables.push(node.data.values); }
+      ["layer", "hconcat", "vconcat", "concat"].forEach(function (key) {
+        (node[key] || []).forEach(collect);
+      });
+    })(spec);
+    tables.forEach(function (rows) {
+      rows.forEach(function (row) {
+        if (row && row[field] !== undefined && row[field] !== null &&
+            found.indexOf(String(row[field])) < 0) { found.push(String(row[field])); }
+      });
+    });
+    return found;
+  }
+
+  // A label broken into lines of at most maxPx, at spaces and after hyphens (model names
+  // are long hyphenated words: "Qwen3-Coder-30B-A3B-Instruct").
+  function lines(text, maxPx, fontPx, font) {
+    var out = [], line = "";
+    text.split(/\s+/).forEach(function (word, w) {
+      word.split(/(?<=-)/).forEach(function (piece, p) {
+        var next = line + (line && p === 0 && w > 0 ? " " : "") + piece;
+        if (line && textWidth(next, fontPx, font) > maxPx) { out.push(line); line = piece; }
+        else { line = next; }
+      });
+    });
+    if (line) { out.push(line); }
+    return out;
+  }
+
+  // Each label of ``labels`` broken into lines of at most maxPx: the lines, the most lines
+  // any label takes, and the widest line.
+  function breakAll(labels, maxPx, fontPx, font) {
+    var broken = {}, most = 0, widest = 0;
+    labels.forEach(function (l) {
+      broken[l] = lines(l, maxPx, fontPx, font);
+      most = Math.max(most, broken[l].length);
+      broken[l].forEach(function (line) { widest = Math.max(widest, textWidth(line, fontPx, font)); });
+    });
+    return { broken: broken, most: most, widest: widest };
+  }
+
+  // The y axis's labels, in order of preference: on one line in the room they usually get
+  // (a third of a phone's chart, less on a wide one); broken over lines in that room, where
+  // the rows are tall enough; on one line up to a cap (half a phone's chart, two fifths of a
+  // wide one), which narrows the plot; broken over lines up to the cap; in smaller type.
+  function fitAxisLabels(axis, labels, width, rowPx, fontPx, font) {
+    var soft = Math.round(width * (width < 560 ? 0.35 : 0.3));
+    var cap = Math.round(width * (width < 560 ? 0.5 : 0.4));
+    var lineHeight = Math.round(fontPx * 1.1);
+    var widest = Math.max.apply(null, labels.map(function (l) {
+      return textWidth(l, fontPx, font); }));
+    function broken(room) {
+      var b = breakAll(labels, room - 4, fontPx, font);
+      if (b.most * lineHeight > rowPx - 2 || b.widest + 4 > room) { return false; }
+      axis.labelExpr = "(" + JSON.stringify(b.broken) + ")[datum.value] || datum.label";
+      axis.labelLimit = Math.ceil(b.widest) + 4;
+      axis.labelLineHeight = lineHeight;
+      return true;
+    }
+    if (widest + 4 <= soft) { axis.labelLimit = Math.ceil(widest) + 4; return; }
+    if (broken(soft)) { return; }
+    if (widest + 4 <= cap) { axis.labelLimit = Math.ceil(widest) + 4; return; }
+    if (broken(cap)) { return; }
+    var smaller = Math.max(9, Math.floor(fontPx * (cap - 4) / widest));
+    axis.labelFontSize = smaller;
+    axis.labelLimit = Math.ceil(widest * smaller / fontPx) + 4;
+  }
+
+  function fitYLabels(s, width) {
+    var config = s.config || {}, room = 0;
+    var font = config.font || "sans-serif";
+    var plotHeight = typeof s.height === "number" ? s.height : 300;
+    (function visit(node, height) {
+      if (!node || typeof node !== "object") { return; }
+      height = typeof node.height === "number" ? node.height : height;
+      var y = node.encoding && node.encoding.y;
+      if (y && typeof y.field === "string" && (y.type === "nominal" || y.type === "ordinal") &&
+          y.axis !== null && !(y.axis && y.axis.labelExpr)) {
+        var labels = valuesOf(s, y.field);
+        if (labels.length) {  // else the labels are computed in the chart: left as they are
+          var axis = y.axis = Object.assign({}, y.axis);
+          var fontPx = axis.labelFontSize || (config.axisY || {}).labelFontSize ||
+            (config.axis || {}).labelFontSize || 11;
+          fitAxisLabels(axis, labels, width, height / labels.length, fontPx, font);
+          room = Math.max(room, axis.labelLimit);
+        }
+      }
+      ["layer", "hconcat", "vconcat", "concat"].forEach(function (key) {
+        (node[key] || []).forEach(function (child) { visit(child, height); });
+      });
+    })(s, plotHeight);
+    return room > width * 0.35 ? room : 0;
+  }
+
+  // The spec fitted to ``width`` px, and the room its legend labels were given.
   function fitToWidth(spec, width, legendRoom) {
     var s = JSON.parse(JSON.stringify(spec));
-    legendRoom = legendRoom || legendLimit(width);
-    wrapAxisTitles(s, width, legendRoom);
+    var yRoom = fitYLabels(s, width);
+    legendRoom = legendRoom || legendLimit(width, yRoom);
+    // an x title is centred on the plot, narrower than the figure: wrap it well inside
+    wrapAxisTitles(s, Math.min(width * 0.6, width - yRoom - 50), legendRoom);
     if (s.title) {
       var t = typeof s.title === "string" ? { text: s.title } : s.title;
       if (typeof t.text === "string") { t.text = wrap(t.text, width, 16.5); }  // bold 15 px
@@ -63,7 +180,7 @@
       // a title computed as the reader drags a slider cannot be wrapped here: smaller type
       s.config.title = Object.assign({}, s.config.title, { fontSize: 13 });
     }
-    return s;
+    return {spec: s, legendRoom: legendRoom};
   }
 
   // The width a cut-short legend label could have: from where the drawn legend starts to
@@ -110,11 +227,12 @@
     var turn = chart.turn = (chart.turn || 0) + 1;  // a later draw supersedes this one
     if (chart.result) { chart.result.finalize(); chart.result = null; }
     el.removeAttribute("data-drawn");
-    window.vegaEmbed(el, fitToWidth(spec, width), options).then(function (result) {
-      var room = turn === chart.turn && roomForLegend(el, legendLimit(width));
+    var fitted = fitToWidth(spec, width);
+    window.vegaEmbed(el, fitted.spec, options).then(function (result) {
+      var room = turn === chart.turn && roomForLegend(el, fitted.legendRoom);
       if (!room) { return result; }
       result.finalize();
-      return window.vegaEmbed(el, fitToWidth(spec, width, room), options);
+      return window.vegaEmbed(el, fitToWidth(spec, width, room).spec, options);
     }).then(function (result) {
       if (turn !== chart.turn) { result.finalize(); return; }
       chart.result = result;
