@@ -256,8 +256,11 @@ def batch_explorer(model: Model, roof: Roof, batch: int, context: int,
                                                   "one decode step of the whole batch"))
 
 
-def live_batching(df: pd.DataFrame, who: str) -> alt.Chart:
-    """Measured batched decode on this machine against its own roofline prediction."""
+def live_batching(df: pd.DataFrame, who: str, plain: float | None = None) -> alt.Chart:
+    """Measured batched decode on this machine against its own roofline prediction; ``plain``:
+    llama.cpp's plain decode of the same model (tokens/s), drawn at batch 1 beside the
+    harness's own batch 1."""
+    plain_label = "plain decode, one sequence (llama-bench tg)"
     long = pd.concat([
         pd.DataFrame({"batch": df["batch"], "tokens_per_s": df["predicted_tokens_per_s"],
                       "line": "roofline prediction", "stddev": np.nan}),
@@ -267,20 +270,28 @@ def live_batching(df: pd.DataFrame, who: str) -> alt.Chart:
                       "line": "measured (llama.cpp)", "stddev": df["stddev"]}),
     ], ignore_index=True)
     long = readable(long, ["batch", "tokens_per_s"], log=True)
-    lines = ["roofline prediction", "memory bound alone", "measured (llama.cpp)"]
+    lines = ["roofline prediction", "memory bound alone", "measured (llama.cpp)", plain_label]
+    colors = [PALETTE["ceiling"], "#c9c3b8", PALETTE["live"], PALETTE["decode"]]
+    color = alt.Color("line:N", title=None, sort=lines,
+                      scale=alt.Scale(domain=lines, range=colors))
+    tips = [alt.Tooltip("line:N", title="Line"), alt.Tooltip("batch:Q", title="Batch"),
+            alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.1f"),
+            alt.Tooltip("stddev:Q", title="± (stddev)", format=",.1f")]
+    x = alt.X("batch:Q", title="batch (sequences decoded together, log scale)",
+              scale=alt.Scale(type="log"))
+    y = alt.Y("tokens_per_s:Q", title="tokens/s, all sequences together (log scale)",
+              scale=alt.Scale(type="log"))
     base = alt.Chart(long).encode(
-        x=alt.X("batch:Q", title="batch (sequences decoded together, log scale)",
-                scale=alt.Scale(type="log")),
-        y=alt.Y("tokens_per_s:Q", title="tokens/s, all sequences together (log scale)",
-                scale=alt.Scale(type="log")),
-        color=alt.Color("line:N", title=None, sort=lines,
-                        scale=alt.Scale(domain=lines, range=[PALETTE["ceiling"], "#c9c3b8",
-                                                             PALETTE["live"]])),
+        x=x, y=y, color=color,
         strokeDash=alt.StrokeDash("line:N", title=None, sort=lines,
-                                  scale=alt.Scale(domain=lines, range=[[1, 0], [4, 3], [1, 0]])),
-        tooltip=[alt.Tooltip("line:N", title="Line"), alt.Tooltip("batch:Q", title="Batch"),
-                 alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.1f"),
-                 alt.Tooltip("stddev:Q", title="± (stddev)", format=",.1f")])
+                                  scale=alt.Scale(domain=lines,
+                                                  range=[[1, 0], [4, 3], [1, 0], [1, 0]])),
+        tooltip=tips)
     chart = base.mark_line() + base.mark_point(filled=True, size=45)
+    if plain is not None and plain > 0:
+        dot = pd.DataFrame({"batch": [1], "tokens_per_s": [plain], "line": [plain_label],
+                            "stddev": [np.nan]})
+        chart = chart + alt.Chart(dot).mark_point(shape="diamond", filled=True, size=110).encode(
+            x=x, y=y, color=color, tooltip=tips)
     return responsive(chart, 320, alt.Title(
         "Batching on this machine", subtitle=f"{who}: measured against min(compute, memory)"))
