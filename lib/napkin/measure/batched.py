@@ -163,6 +163,10 @@ class BatchedDecoder:
         self.llama.llama_batch_free(batch)
         self.llama.llama_free(ctx)
 
+    def prefill(self, path, n_prompt: int, reps: int):
+        """llama.cpp's prefill of ``n_prompt`` tokens on the CPU (:meth:`single`)."""
+        return self.single(path, f"pp{n_prompt}", n_prompt, 0, reps)
+
     def single(self, path, test: str, n_prompt: int, n_gen: int, reps: int):
         """One llama-bench test of one sequence on the CPU, alone in a fresh context: a
         prefill of ``n_prompt`` tokens (every weight reused by every prompt token, the fastest
@@ -249,7 +253,7 @@ def run(plan: BatchPlan = QUICK, threads: int | None = None,
     progress(f"plain decode again ({tg}), and llama.cpp's own matmul rate "
              f"(pp{plan.kernel_tokens} on the same model)")
     plain_after = decoder.single(path, tg, 0, plan.plain_tokens, plan.reps)
-    pp = decoder.single(path, f"pp{plan.kernel_tokens}", plan.kernel_tokens, 0, plan.reps)
+    pp = decoder.prefill(path, plan.kernel_tokens, plan.reps)
     after = read_bandwidth(threads=decoder.threads)
     used = bandwidths.of_probe(before, after, machine.cpu_model())
     progress("done")
