@@ -27,13 +27,15 @@
 #   its {glue:text}`band_low:.0%`–{glue:text}`band_high:.0%` band, and the median run reaches
 #   {glue:text}`median_f16:.0%` at F16 but {glue:text}`median_q4_0:.0%` at Q4_0
 #   (<a href="#fig-apple-fraction">every run</a>).
-# - What eats the rest is a fixed cost of {glue:text}`fixed_min_ms:.0f` to
-#   {glue:text}`fixed_max_ms:.0f` ms per token, which weighs most where the read is short:
-#   small formats and wide chips (<a href="#fig-apple-fraction">the same chart</a>).
+# - A fixed cost per token explains the pattern: with {glue:text}`eff_min:.0%` to
+#   {glue:text}`eff_max:.0%` of paper bandwidth plus {glue:text}`fixed_min_ms:.0f` to
+#   {glue:text}`fixed_max_ms:.0f` ms a token, the F16 and Q8_0 runs predict Q4_0's to within
+#   a median {glue:text}`residual_ms:.1f` ms. Such a cost weighs most where the read is
+#   short: small formats and wide chips (<a href="#fig-apple-fraction">the same chart</a>).
 # - CUDA GPUs reach a median {glue:text}`gpu_median:.0%` of their ceiling; no published plain
 #   decode run in this chapter passes {glue:text}`max_fraction_any:.1%` of its own
 #   (<a href="#fig-all-machines">every machine</a>). Speculative decoding does pass it:
-#   {glue:text}`spec_per_read:.2f`x in chapter 10.
+#   chapter 10's published EAGLE-3 stream runs at {glue:text}`spec_per_read:.2f`x the ceiling.
 # - Quantizing from F16 to Q4_0 cuts the bytes {glue:text}`bytes_cut:.2f`x and buys a median
 #   {glue:text}`speed_gain:.2f`x (<a href="#fig-quantization-lever">the lever</a>).
 # ```

@@ -223,7 +223,7 @@ def _fit_words(record: dict) -> str:
     else:
         verdict = (f"within the spread of the means (about {error:.0%}): the curve has the "
                    f"roofline's shape, but this machine's roofline bends at {predicted:,.1f}, "
-                   "so the shape fits where the roofline does not")
+                   "so the roofline does not describe it")
     return (f"A curve of the roofline's shape fitted to all the measured points {where}, "
             f"missing them by {misfit:.0%} on average, {verdict}.")
 
@@ -288,7 +288,7 @@ def who(record: dict | None) -> str:
     from .record import bandwidth_label
 
     return (f"{machine.label(record['machine'])}, llama.cpp on the CPU, bandwidth "
-            f"{bandwidth_label(record)}")
+            f"{bandwidth_label(record)}, {record['mode']} plan")
 
 
 def efficiency(record: dict) -> dict:
@@ -332,8 +332,8 @@ def bend_sentence(record: dict | None) -> str:
     elif describes(record):
         fit = ", and the shape fits the points within their spread: the roofline describes it."
     else:
-        fit = (", and the shape fits the points within their spread, but not where the "
-               "roofline bends: the shape fits, the roofline does not.")
+        fit = (", and the shape fits the points within their spread, but the bend is not "
+               "where the roofline puts it, so the roofline does not describe the curve.")
     text = (f"Fitted with the roofline's shape, its measured batch curve {where}, where the "
             f"prediction bends at **{predicted:.1f}**" + fit
             + f" At batch 1 llama.cpp reached {eff['memory_fraction']:.0%} of the memory bound, "
