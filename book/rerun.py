@@ -46,6 +46,7 @@ glue("hidden", synthetic.Shape().hidden_size)
 glue("synthetic_formats", words(synthetic.FORMATS))
 glue("batch_min", min(batched.QUICK.batches))
 glue("batch_max", max(batched.QUICK.batches))
+glue("batch_full_max", max(batched.FULL.batches))
 glue("depth_full", words(f"{d:,}" for d in depth.FULL.depths))
 glue("depth_quick", words(f"{d:,}" for d in depth.QUICK.depths))
 glue_markdown("probe_kernels", words(f"`{k}`" for k in probe.KERNELS))
@@ -230,7 +231,7 @@ glue("verify_full", words(verify.FULL.tokens))
 # | chapter | what is measured | fuller run |
 # |---|---|---|
 # | [The gap on one box](../notebooks/02_spark_gap.ipynb) | this machine's prefill/decode ratio (pp over tg from the run above) | `make measure` |
-# | [The ridge point and batching](../notebooks/03_h100_ridge.ipynb) | peak FLOP/s from a large float32 matrix multiplication (numpy's BLAS, all cores, reported as dense FP32) and batched decode: {glue:text}`batch_min:d` to {glue:text}`batch_max:d` sequences decoding together through llama.cpp's batch API, against the roofline that peak and the probe predict | re-execute the notebook |
+# | [The ridge point and batching](../notebooks/03_h100_ridge.ipynb) | llama.cpp's own prefill rate on the synthetic model (a float32 matrix multiplication through numpy beside it as a yardstick), its plain decode of the same model, and batched decode: {glue:text}`batch_min:d` to {glue:text}`batch_max:d` sequences decoding together through llama.cpp's batch API ({glue:text}`batch_full_max:d` with `NAPKIN_BATCH=full`), against the roofline that prefill rate and the probe predict; batch 1 is checked against the plain decode | re-execute the notebook |
 # | [Grouped-query attention](../notebooks/05_gqa.ipynb) | decode speed at several context depths for two synthetic models with identical weights, one with every head cached (MHA) and one with grouped heads (GQA), alternating the two so drift hits both alike | `python -m napkin depth` (depths {glue:text}`depth_full`; the notebook's quick plan: {glue:text}`depth_quick`), or `NAPKIN_DEPTH=full make sync` |
 # | [Speculative decoding](../notebooks/10_speculative_decoding.ipynb) | steps that add {glue:text}`verify_quick` tokens to one sequence at several depths, and a small synthetic draft's step, interleaved, against the roofline of this machine's measured roof; with a real model and a draft, greedy speculative decoding end to end (tokens kept per verify step) | `python -m napkin verify` (sizes {glue:text}`verify_full`), `--model TARGET --draft DRAFT` for acceptance, or `NAPKIN_VERIFY=full make sync` |
 #

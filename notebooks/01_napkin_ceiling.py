@@ -18,6 +18,28 @@
 # %% [markdown]
 # # The napkin ceiling
 #
+# ```{admonition} In one minute
+# :class: tip
+# - The essay's table holds: Llama-2-7B at Q4_0 decodes at {glue:text}`frac_min:.0%` to
+#   {glue:text}`frac_max:.0%` of the bandwidth ceiling on its four Macs
+#   (<a href="#fig-napkin-ceiling">the chart</a>). Its rule of thumb does not travel: only
+#   {glue:text}`share_inside:.0%` of {glue:text}`n_apple:d` Apple runs at three formats land in
+#   its {glue:text}`band_low:.0%`–{glue:text}`band_high:.0%` band, and the median run reaches
+#   {glue:text}`median_f16:.0%` at F16 but {glue:text}`median_q4_0:.0%` at Q4_0
+#   (<a href="#fig-apple-fraction">every run</a>).
+# - A fixed cost per token explains the pattern: with {glue:text}`eff_min:.0%` to
+#   {glue:text}`eff_max:.0%` of paper bandwidth plus {glue:text}`fixed_min_ms:.0f` to
+#   {glue:text}`fixed_max_ms:.0f` ms a token, the F16 and Q8_0 runs predict Q4_0's to within
+#   a median {glue:text}`residual_ms:.1f` ms. Such a cost weighs most where the read is
+#   short: small formats and wide chips (<a href="#fig-apple-fraction">the same chart</a>).
+# - CUDA GPUs reach a median {glue:text}`gpu_median:.0%` of their ceiling; no published plain
+#   decode run in this chapter passes {glue:text}`max_fraction_any:.1%` of its own
+#   (<a href="#fig-all-machines">every machine</a>). Speculative decoding does pass it:
+#   chapter 10's published EAGLE-3 stream runs at {glue:text}`spec_per_read:.2f`x the ceiling.
+# - Quantizing from F16 to Q4_0 cuts the bytes {glue:text}`bytes_cut:.2f`x and buys a median
+#   {glue:text}`speed_gain:.2f`x (<a href="#fig-quantization-lever">the lever</a>).
+# ```
+#
 # **What this chapter does.** At batch size one, generating a token means reading every
 # weight of the model out of memory once. That gives an upper bound on decode speed that
 # needs no knowledge of FLOPs at all. We rebuild the essay's table from its sources, then
@@ -33,7 +55,13 @@
 # At batch one, the bytes read per token are essentially the weights: the GGUF file's
 # tensor data (for the `tg128` runs below, the KV cache adds at most
 # {glue:text}`kv_share:.1%` to the bytes of a step). Every number below is computed by `napkin` from the tables in `data/`, each
-# row of which names its source.
+# row of which names its source. The ceiling itself is one division, checked for nonsense
+# inputs and nothing more:
+#
+# ```{literalinclude} ../lib/napkin/ceiling.py
+# :language: python
+# :pyobject: decode_ceiling
+# ```
 
 # %% tags=["remove-cell"]
 import pandas as pd
@@ -42,6 +70,7 @@ import napkin
 from napkin import catalog, essay, hardware, measure, models, published, tables
 from napkin.figures import ceiling as charts
 from napkin.prose import glue, glue_markdown
+from napkin.speculative import published as speculative
 from napkin.units import GB, GiB
 
 # %% tags=["remove-cell"]
@@ -272,6 +301,7 @@ glue("max_fraction_any", max(top["fraction_of_ceiling"], machines["fraction_of_c
 glue_markdown("max_any_run", f"{top['machine']} at {top['quant']}"
               if top["fraction_of_ceiling"] >= machines["fraction_of_ceiling"].max() else
               "a run on this chart")
+glue("spec_per_read", speculative.beyond_ceiling()["per_read"])
 apple_big_q4 = machines[(machines["family"] == "Apple Silicon")
                         & machines["machine"].str.contains("Max|Ultra")]
 glue("apple_big_median", apple_big_q4["fraction_of_ceiling"].median())
@@ -280,9 +310,12 @@ glue("apple_big_median", apple_big_q4["fraction_of_ceiling"].median())
 # The median of the {glue:text}`n_cuda:d` CUDA runs sits at {glue:text}`gpu_median:.0%` of
 # its ceiling, above the essay's band, against {glue:text}`apple_big_median:.0%` for Apple's
 # Max and Ultra chips at Q4_0. No run on this chart exceeds
-# {glue:text}`max_fraction_chart:.0%`, and none anywhere in the book's data exceeds
-# {glue:text}`max_fraction_any:.1%` ({glue:md}`max_any_run`): the napkin is an upper bound
-# everywhere.
+# {glue:text}`max_fraction_chart:.0%`, and none of this chapter's runs exceeds
+# {glue:text}`max_fraction_any:.1%` ({glue:md}`max_any_run`): for plain decoding, one token
+# per read of the weights, the napkin is an upper bound. Speculative decoding breaks it on
+# purpose: a small draft proposes several tokens and one read of the weights checks them all,
+# and chapter 10's published EAGLE-3 stream on an H100 runs at
+# {glue:text}`spec_per_read:.2f`x the ceiling ({doc}`10_speculative_decoding`).
 #
 # The lowest GPU point as plotted is the scoreboard's H100, and its ceiling is in doubt: one
 # copy of the scoreboard labels the card SXM (it has HBM3 memory), another an H100 PCIe. The
@@ -386,7 +419,7 @@ napkin.Figure(
 # the point becomes yours.
 
 # %% tags=["nbval-ignore-output"]
-live = measure.live(measure.QUICK)
+live = measure.live(measure.plan_from_env())
 glue_markdown("live_sentence", measure.sentence(live))
 tables.styled(measure.frame(live), "live-table", {
     "machine": "Machine and model", "bytes_per_token": "Bytes/token (GB)",
@@ -395,8 +428,6 @@ tables.styled(measure.frame(live), "live-table", {
 
 # %% [markdown]
 # {glue:md}`live_sentence`
-#
-# Readers' machines, measured so and shared, are on the {doc}`readers' page <../book/readers>`.
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 napkin.Figure(

@@ -17,31 +17,6 @@
 
 # %% [markdown]
 # # The gap on one box
-
-# %% [markdown]
-# ```{admonition} In one minute
-# :class: tip
-# - The essay's pair, {glue:text}`essay_pp:,.0f` against {glue:text}`essay_tg:.2f` tokens/s
-#   of gpt-oss-120b, could not be traced in any copy of the benchmark read, but the gap is
-#   real: the file's own empty-context pairs give {glue:text}`gap_first:.1f`x,
-#   {glue:text}`gap_mid:.1f`x and {glue:text}`gap_last:.1f`x
-#   ([the pairs, build by build](#fig-spark-pair)).
-# - The petaFLOP counts sparse FP4. At dense FP16 DGX Spark has
-#   {glue:text}`h100_fp16_share:.1%` of an H100 SXM's peak; what sets its gap is its
-#   arithmetic per byte of bandwidth, not the size of its headline
-#   ([its peaks against other chips'](#spark-peer-peaks)).
-# - Prefill uses at most {glue:text}`peta_frac_oss_max:.1%` of the petaFLOP, while decode
-#   runs at {glue:text}`decode_share_min:.0%` to {glue:text}`decode_share_max:.0%` of the
-#   ceiling its bandwidth sets ([prefill against the peaks](#fig-spark-prefill-flops)).
-# - Prefill loses the larger share of its speed with context in
-#   {glue:text}`share_pp_falls_more:.0%` of the cases measured, so the gap narrows, to
-#   {glue:text}`gap_deep:.1f`x at the deepest point of the newest build
-#   ([the gap against depth](#fig-spark-ratio-depth)).
-# - Discrete GPUs show gaps as large: on the one test every family ran, DGX Spark's is
-#   {glue:text}`spark_l_gap:.1f`x and the median discrete GPU's {glue:text}`gpu_l_median:.1f`x.
-#   What sets DGX Spark apart is slow decode: {glue:text}`gpus_faster_tg:.0%` of the discrete
-#   GPU runs decode faster ([like for like](#fig-spark-like-for-like)).
-# ```
 #
 # **What this chapter does.** NVIDIA's DGX Spark pairs a great deal of arithmetic on paper
 # ({glue:text}`spark_fp4:,.0f` TFLOPS of *sparse FP4*, in NVIDIA's words) with
@@ -76,6 +51,15 @@
 # the arithmetic the kernels actually run, which need not be the headline figure. In this
 # model a box with a lot of arithmetic per byte of bandwidth has a large gap, and a box with
 # a lot of bandwidth per unit of arithmetic a small one.
+#
+# Where the chapter turns a measured prefill rate into FLOP/s, the FLOPs per prompt token
+# come from the model's configuration: two per layer weight the token multiplies, plus its
+# attention over the tokens before it.
+#
+# ```{literalinclude} ../lib/napkin/phases/compute.py
+# :language: python
+# :pyobject: prefill_flops_per_token
+# ```
 
 # %% tags=["remove-cell"]
 import pandas as pd
@@ -387,6 +371,10 @@ glue("mir_pp_min", spark_over_m2[kinds == "prefill"].min())
 glue("mir_pp_max", spark_over_m2[kinds == "prefill"].max())
 glue("mir_tg_min", spark_over_m2[kinds == "decode"].min())
 glue("mir_tg_max", spark_over_m2[kinds == "decode"].max())
+oss_mirror = mirror[mirror["model"] == "gpt-oss-120b"].set_index("kind")["m2_over_spark"]
+glue("mir_oss_pp", 1 / oss_mirror["prefill"])
+glue("mir_oss_tg", 1 / oss_mirror["decode"])
+glue("n_mirror", int((mirror["kind"] == "decode").sum()))
 oss_bytes = phases.bench_decode_weight_bytes("gpt-oss-120b")
 glue("oss_decode_gb", oss_bytes["weight_bytes"] / GB)
 glue("oss_other_bpw", oss_bytes["other_bytes_per_weight"])
@@ -408,8 +396,10 @@ glue_markdown("compute_verdict", "the data bear it out" if petaflop.conclusion_h
 # {glue:text}`build_last:d`) changed prefill by {glue:text}`path_pp_min:+.0%` to
 # {glue:text}`path_pp_max:+.0%` and decode by {glue:text}`path_tg_min:+.1%` to
 # {glue:text}`path_tg_max:+.1%`. Against the M2 Ultra (the mirror image below), DGX Spark
-# prefills {glue:text}`mir_pp_min:.2f`x to {glue:text}`mir_pp_max:.2f`x as fast and decodes
-# only {glue:text}`mir_tg_min:.2f`x to {glue:text}`mir_tg_max:.2f`x as fast. And its decode
+# prefills gpt-oss-120b {glue:text}`mir_oss_pp:.2f`x as fast and decodes it only
+# {glue:text}`mir_oss_tg:.2f`x as fast (across the file's {glue:text}`n_mirror:d` models,
+# {glue:text}`mir_pp_min:.2f`x to {glue:text}`mir_pp_max:.2f`x and
+# {glue:text}`mir_tg_min:.2f`x to {glue:text}`mir_tg_max:.2f`x). And its decode
 # runs at {glue:text}`decode_share_min:.0%` to {glue:text}`decode_share_max:.0%` of the
 # ceiling its bandwidth sets for the {glue:text}`oss_decode_gb:.2f` GB of weights a
 # generated token reads (the routed experts at MXFP4's {glue:text}`oss_expert_bits:.2f`
@@ -574,7 +564,6 @@ napkin.Figure(
 
 # %% tags=["remove-cell"]
 by_kind = mirror.groupby("kind")["m2_over_spark"]
-glue("n_mirror", int((mirror["kind"] == "decode").sum()))
 glue("dec_min", by_kind.min()["decode"])
 glue("dec_max", by_kind.max()["decode"])
 glue("pre_min", by_kind.min()["prefill"])

@@ -18,6 +18,26 @@
 # %% [markdown]
 # # The ridge point and batching
 #
+# ```{admonition} In one minute
+# :class: tip
+# - The essay's arithmetic holds: the H100 SXM's dense FP16 ridge is {glue:text}`ridge:.1f`
+#   FLOP/byte, so FP16 decode turns compute-bound at a batch of {glue:text}`b_star:.0f` and a
+#   {glue:text}`essay_prompt:,.0f`-token prefill sits {glue:text}`over:.2f`x past the ridge.
+#   The sparse figure would double the ridge; every figure here is dense
+#   (<a href="#fig-ridge-points">every chip's ridges</a>).
+# - Ridges span {glue:md}`fp16_range` at FP16; the datacenter parts sit between
+#   {glue:text}`dc_min:.0f` and {glue:text}`dc_max:.0f`, and a smaller number format moves a
+#   chip's ridge with its speed-up (<a href="#fig-roofline-chips">the roofs</a>).
+# - Counting weights only, batching cuts the roofline's bound on cost per token
+#   {glue:text}`cost_cut:.0f`-fold from batch 1 to {glue:text}`b64:d` on four H100s
+#   (<a href="#fig-batch-cost">cost against batch</a>); chapter 9's calibrated step model
+#   turns compute-bound at a batch of {glue:text}`b_star_cal:d`.
+# - Counting every sequence's cache, no batch reaches an H100's ridge beyond
+#   {glue:text}`limit:,.0f` tokens of context for Llama 3.3 70B at FP16
+#   (<a href="#fig-ridge-batch-context">the batch the ridge needs</a>): batching amortises
+#   the weights, not the cache.
+# ```
+#
 # **What this chapter does.** The essay explains why hosted inference is cheap with one
 # roofline: an H100 can do {glue:text}`ridge:.0f` FLOPs in the time it reads one byte, a
 # decode step at batch $B$ does about $B$ FLOPs per byte of weights, so decode stays
@@ -47,7 +67,18 @@
 # \;\;\xrightarrow{\;b\,=\,2\ (\text{FP16})\;}\;\; n
 # ```
 #
-# Decode has $n = B$, the batch; prefill has $n$ = the prompt length.
+# Decode has $n = B$, the batch; prefill has $n$ = the prompt length. Both equations are a
+# line each in `napkin.roofline`:
+#
+# ```{literalinclude} ../lib/napkin/roofline/roof.py
+# :language: python
+# :pyobject: ridge_point
+# ```
+#
+# ```{literalinclude} ../lib/napkin/roofline/roof.py
+# :language: python
+# :pyobject: matmul_intensity
+# ```
 
 # %% tags=["remove-cell"]
 import numpy as np
@@ -130,6 +161,18 @@ b200 = hardware.chip("B200")
 glue("b200_fp4_over_fp8", b200.peak("fp4").flops_per_s / b200.peak("fp8").flops_per_s)
 glue("r5090_fp4_over_fp8", r5090.peak("fp4").flops_per_s / r5090.peak("fp8").flops_per_s)
 glue("r5090_fp4_over_fp16", r5090.peak("fp4").flops_per_s / r5090.peak("fp16").flops_per_s)
+# what a GeForce-style GB10 would have at FP8, against a dense FP8 GEMM measured on one
+geforce_style_fp8 = spark.peak("fp4").flops_per_s / (r5090.peak("fp4").flops_per_s
+                                                     / r5090.peak("fp8").flops_per_s)
+measured_fp8 = spark.specs["fp8_tensor_dense_gemm_measured_TFLOPS"] * TFLOPS
+glue("spark_fp8_geforce", geforce_style_fp8 / TFLOPS)
+glue("spark_fp8_measured", measured_fp8 / TFLOPS)
+glue("spark_fp8_measured_share", measured_fp8 / spark.peak("fp8").flops_per_s)
+glue_markdown("spark_fp8_verdict",
+              "more than a GeForce-style GPU could reach, so DGX Spark's FP8 does not follow "
+              "GeForce" if measured_fp8 > geforce_style_fp8 else
+              "within what a GeForce-style GPU could reach, so it does not settle which "
+              "pattern DGX Spark's FP8 follows")
 by_arith = ridges.pivot_table(index="chip", columns="arithmetic", values="ridge_flop_per_byte")
 dense_fp16 = by_arith["fp16"]
 fp16_derived = ridges[ridges["arithmetic"] == "fp16"].set_index("chip")["derived"]
@@ -173,9 +216,13 @@ markers = pd.DataFrame({
 #   ({glue:text}`spark_fp4_dense:,.0f` FP4, {glue:text}`spark_int8:,.0f` FP8 and INT8,
 #   {glue:text}`spark_fp16:,.0f` FP16), not vendor-stated. GeForce Blackwell does otherwise:
 #   with FP32 accumulate the RTX 5090's FP4 rate is {glue:text}`r5090_fp4_over_fp8:.0f`x its
-#   FP8 rate and {glue:text}`r5090_fp4_over_fp16:.0f`x its FP16 rate, so if DGX Spark's GPU
-#   follows GeForce, its FP8 and FP16 figures are half of these. Hollow points and dotted
-#   lines mark derived figures.
+#   FP8 rate and {glue:text}`r5090_fp4_over_fp16:.0f`x its FP16 rate, so a GeForce-style GPU
+#   would have half these FP8 and FP16 figures ({glue:text}`spark_fp8_geforce:,.0f` TFLOPS of
+#   FP8). A dense FP8 GEMM measured on GB10 reached {glue:text}`spark_fp8_measured:,.0f`
+#   TFLOPS ({glue:text}`spark_fp8_measured_share:.0%` of the derived figure; a community
+#   measurement on NVIDIA's developer forum, `data/hardware_specs.csv`),
+#   {glue:md}`spark_fp8_verdict`; no measurement in the data settles its FP16 with FP32
+#   accumulate. Hollow points and dotted lines mark derived figures.
 
 # %%
 wide = ridges.pivot_table(index="chip", columns="arithmetic", values="flops_per_s") / TFLOPS
@@ -441,6 +488,13 @@ glue("turn_group", roofline.capacity_turn(model, group)["turn_tokens"])
 # B^{*} = \frac{R\,W}{2P + a\,c - R\,k\,c}, \qquad
 # \text{and never once}\quad c \;\ge\; \frac{2P}{R\,k - a}
 # ```
+#
+# which `napkin.roofline` computes, with attention allowed its own roof:
+#
+# ```{literalinclude} ../lib/napkin/roofline/decode.py
+# :language: python
+# :pyobject: batch_to_ridge
+# ```
 
 # %% [markdown]
 # For Llama 3.3 70B on an H100, the batch that reaches the ridge is
@@ -487,13 +541,18 @@ napkin.Figure(
            "= weights + each sequence's cache.",
 )
 
+# %% tags=["remove-cell"]
+glue("overhead_share", batched.OVERHEAD_SHARE)
+glue_markdown("quick_plan", batched.plan_sentence(batched.QUICK))
+glue_markdown("full_plan", batched.plan_sentence(batched.FULL))
+
 # %% [markdown]
 # ## Your machine
 #
 # The same roofline, measured where this page was built. A roof must be the rate of the
 # arithmetic that actually runs, so the compute side is llama.cpp's own: it prefills the
-# synthetic Q8_0 model with a few hundred tokens in one pass, where every weight serves every
-# prompt token, and the FLOPs of that pass over its time are the rate this machine reached
+# synthetic Q8_0 model with a prompt in one pass (its length is in the plans below), where
+# every weight serves every prompt token, and the FLOPs of that pass over its time are the rate this machine reached
 # running llama.cpp's 8-bit integer matmul kernels (a measured rate, with attention and the
 # rest of the pass in it, so at best a lower bound on the kernels' own). A float32 matrix
 # product through numpy's BLAS is reported beside it as a yardstick, not as the roof: it is a
@@ -502,10 +561,21 @@ napkin.Figure(
 # own, not chapter 1's. Then llama.cpp decodes the same model with several sequences at once,
 # one token each per step, from batch 1 up, and each measured point is set against the
 # roofline prediction min(compute bound, memory bound) for that batch.
+#
+# Batch 1 of that harness is checked before anything is read from it. Before and after the
+# batches, llama.cpp also decodes the same model plainly, one sequence alone in a fresh
+# context, the way chapter 1 measures it. The two run the same model through the same
+# library, so they should agree; where batch 1 falls below
+# {glue:text}`overhead_share:.0%` of the slower plain run, the harness's own cost per step,
+# not the machine's memory, set it, and the page says so instead of reading the curve
+# against the roofline. A book build runs the quick plan, under a minute: {glue:md}`quick_plan`,
+# enough to see the shape roughly. `NAPKIN_BATCH=full` (or `make book FULL=1`) runs the full
+# one: {glue:md}`full_plan`. The figure names the plan that ran.
 
 # %% tags=["nbval-ignore-output"]
 live_batch = batched.live(batched.plan_from_env())
 live_frame = batched.frame(live_batch)
+live_plain = batched.plain_decode(live_batch) if live_batch else None
 glue_markdown("live_batch_sentence", batched.sentence(live_batch))
 tables.styled(live_frame, "live-batch", {
     "batch": "Batch", "tokens_per_s": "Measured (tok/s)", "stddev": "±",
@@ -520,9 +590,11 @@ tables.styled(live_frame, "live-batch", {
 # %% tags=["hide-input", "nbval-ignore-output"]
 napkin.Figure(
     name="fig-live-batching",
-    chart=charts.live_batching(live_frame, batched.who(live_batch)),
+    chart=charts.live_batching(live_frame, batched.who(live_batch),
+                               plain=live_plain["mean"] if live_plain else None),
     caption="Measured aggregate decode throughput against the roofline prediction from this "
-            "machine's own measured llama.cpp prefill rate and probed bandwidth.",
+            "machine's own measured llama.cpp prefill rate and probed bandwidth, with "
+            "llama.cpp's plain decode of the same model at batch 1.",
     source="Live: napkin.measure.batched (llama.cpp, synthetic model: batched decode and its "
            "prefill rate), napkin.measure.probe.",
     live=True,

@@ -18,6 +18,27 @@
 # %% [markdown]
 # # The KV cache
 #
+# ```{admonition} In one minute
+# :class: tip
+# - Llama 3.3 70B caches {glue:text}`per_token_kib:.0f` KiB per token at 16 bits, so one
+#   sequence at its full {glue:text}`full_tokens:,d`-token context holds
+#   {glue:text}`full_gb:.2f` GB; the essay's {glue:text}`batch:d` sequences of
+#   {glue:text}`short:,d` tokens are exactly the H100's {glue:text}`h100_gib:.0f` GiB, not
+#   {glue:text}`over_mixed:.1%` more (<a href="#T_kv-units-table">every unit</a>).
+# - Calculators that know only the hidden size overstate gpt-oss-120b's cache
+#   {glue:text}`gpt_naive_x:.0f`-fold and DeepSeek-V3's {glue:text}`ds_naive_x:.0f`-fold:
+#   they miss grouped queries, sliding windows, latents, and heads wider or narrower than
+#   the hidden size over the heads (<a href="#fig-kv-models">a dozen models</a>).
+# - The chip moves the batch that fits: the M2 Ultra holds {glue:text}`llama_chip_x:.1f`
+#   times as many {glue:text}`short_ctx:,d`-token sequences of Llama 3.3 70B as an H100
+#   (<a href="#T_kv-max-batch-table">sequences that fit</a>).
+# - On an H100 the batch that fits falls below the batch that reaches the ridge at
+#   {glue:text}`h100_turn:,d` tokens of context, and from {glue:text}`h100_never:,d` no batch
+#   reaches it at all; chapter 9's calibrated step model puts both in the same place. Past
+#   that, far short of the essay's {glue:text}`short:,d` tokens, decode is memory-bound with
+#   any memory (<a href="#fig-kv-capacity-turn">the turn on three chips</a>).
+# ```
+#
 # **What this chapter does.** Every sequence being decoded keeps the keys and values of all
 # its earlier tokens, in every layer, so that attention does not recompute them. That cache
 # grows by one entry per layer per token, it has to sit in memory beside the weights, and
@@ -45,7 +66,13 @@
 # ```
 #
 # Both are `napkin.kv_bytes_per_token` and `napkin.kv_cache_bytes`, which read any Hugging
-# Face `config.json`.
+# Face `config.json`; the second is the sum above, a windowed layer holding at most its
+# window:
+#
+# ```{literalinclude} ../lib/napkin/kvcache.py
+# :language: python
+# :pyobject: kv_cache_bytes
+# ```
 
 # %% tags=["remove-cell"]
 import napkin
@@ -301,6 +328,10 @@ glue("b200_gib", b200.capacity_bytes / GiB)
 glue("b200_announced", b200.specs["memory_capacity_announced_GiB"])
 glue("b200_driver_gib", b200.specs["driver_visible_memory_MiB"] * MiB / GiB)
 glue("b200_driver_gb", b200.specs["driver_visible_memory_MiB"] * MiB / GB)
+glue("b200_physical", b200.specs["memory_physical_GiB"])
+h200 = hardware.chip("H200")
+glue("h200_gib", h200.capacity_bytes / GiB)
+glue("h200_physical", h200.specs["memory_physical_GiB"])
 chips = capacity.chip_table()
 mac = chips.set_index("chip").loc["M2 Ultra"]
 glue("m2u_gib", mac["capacity_bytes"] / GiB)
@@ -316,12 +347,16 @@ glue("m2u_share", mac["gpu_usable_bytes"] / mac["capacity_bytes"])
 # {glue:text}`m2u_gib:.0f` GiB, of which macOS lets the GPU use
 # {glue:text}`m2u_usable_gib:.0f` GiB ({glue:text}`m2u_share:.0%`) by default: chapter 8's rule,
 # the lowest default recorded for a Mac of its class (raising `iogpu.wired_limit_mb` lifts the
-# cap). The B200 ships with {glue:text}`b200_gib:.0f` GiB;
-# NVIDIA announced {glue:text}`b200_announced:.0f` GB, and nvidia-smi reports
-# {glue:text}`b200_driver_gib:.1f` GiB, which is {glue:text}`b200_driver_gb:.1f` GB: counted in
-# decimal, the shipped memory is the announced number, though no source read says whether the
-# announcement meant that or more physical memory. Cells say why a number is missing: the
-# weights alone do not fit, or the context is longer than the model serves.
+# cap). Two datacenter parts carry more memory than they enable, and the table counts what
+# is enabled. The B200 carries eight HBM3e stacks, {glue:text}`b200_physical:.0f` GiB, the
+# {glue:text}`b200_announced:.0f` "GB" NVIDIA announced, and enables
+# {glue:text}`b200_gib:.0f` GiB of them (nvidia-smi reports {glue:text}`b200_driver_gib:.1f`
+# GiB, which is {glue:text}`b200_driver_gb:.1f` GB, so the announcement also reads as the
+# enabled memory counted in decimal); the H200 carries six stacks,
+# {glue:text}`h200_physical:.0f` GiB, and enables {glue:text}`h200_gib:.0f`. The stack counts
+# are from a compilation and press reports of NVIDIA's launches (their sources are in
+# `data/hardware_specs.csv`); NVIDIA does not say why part is left off. Cells say why a number
+# is missing: the weights alone do not fit, or the context is longer than the model serves.
 
 # %%
 tables.styled(capacity.chip_display(chips), "kv-chips-table", {
@@ -359,7 +394,7 @@ glue("llama_chip_x", cell[("Llama-3.3-70B", "M2 Ultra", capacity.CONTEXTS[0])]
 # Llama 3.3 70B leaves an H100 room for {glue:text}`llama_h100_short:d` sequences of
 # {glue:text}`short_ctx:,d` tokens, and even a B200 holds only
 # {glue:text}`llama_b200_long:d` at {glue:text}`long_ctx:,d`. For a 70B model the chip is what
-# moves the count: the M2 Ultra holds {glue:text}`llama_chip_x:.0f` times as many sequences of
+# moves the count: the M2 Ultra holds {glue:text}`llama_chip_x:.1f` times as many sequences of
 # {glue:text}`short_ctx:,d` tokens as an H100. Among small models the architecture can move it
 # more: at the full context an H100 holds {glue:text}`gpt20_h100_long:d` sequences of
 # gpt-oss-20b (windowed layers, few KV heads) but {glue:text}`llama8_h100_long:d` of Llama 3.1
@@ -381,9 +416,25 @@ glue("h100_ridge", h100_turn["ridge_flop_per_byte"])
 glue("h100_weights_only", h100_turn["weights_only_crossover"])
 glue("h100_attn_ridge", h100_turn["attention_ridge_flop_per_byte"])
 glue("h100_fits_at_turn", h100_turn["fits_at_turn"])
+calibrated = {c: capacity.calibrated_turn("Llama-3.3-70B", c) for c in capacity.DATACENTER}
 for chip, key in (("H100 SXM", "h100"), ("H200", "h200"), ("B200", "b200")):
     glue(f"{key}_turn", turns[chip]["turn_tokens"])
     glue(f"{key}_never", turns[chip]["never_beyond_tokens"])
+    glue(f"cal_{key}_turn", calibrated[chip]["turn_tokens"])
+    glue(f"cal_{key}_never", calibrated[chip]["never_beyond_tokens"])
+fit = calibrated["H100 SXM"]
+glue("cal_share", fit["bandwidth_share"])
+same = all(calibrated[c][k] == turns[c][k] for c in capacity.DATACENTER
+           for k in ("turn_tokens", "never_beyond_tokens"))
+one_share = fit["bandwidth_share"] == fit["compute_share"]
+glue_markdown("cal_turn_verdict",
+              "the same contexts as the roofline, because its fit reaches one share of both "
+              "peaks, and a share that scales both roofs alike leaves every ridge where it was "
+              "(its fixed costs per step slow every batch but bind neither roof)"
+              if same and one_share else
+              "other contexts than the roofline's, because its shares of the two peaks "
+              "differ, which moves the ridge it sees")
+assert all(t["never_beyond_tokens"] < short for t in calibrated.values())
 
 # %% [markdown]
 # Chapter 3 put back what the essay's crossover leaves out: every sequence in a batch reads
@@ -432,6 +483,15 @@ assert capacity_check.verdict == "inconsistent" and capacity_check.conclusion_ho
 # ridge at all, however much memory there were. The H200 turns at {glue:text}`h200_turn:,d`
 # tokens (none from {glue:text}`h200_never:,d`), the B200 at {glue:text}`b200_turn:,d` (none
 # from {glue:text}`b200_never:,d`).
+#
+# Those are the roofline's contexts, and a roofline promises more than servers deliver.
+# Chapter 9's calibrated step model (`napkin.predict`, whose published fit reaches
+# {glue:text}`cal_share:.0%` of each peak), asked at every context for the smallest batch
+# whose step it calls compute-bound (`napkin.capacity.calibrated_turn`), turns at
+# {glue:text}`cal_h100_turn:,d` tokens on an H100 and finds no such batch from
+# {glue:text}`cal_h100_never:,d` ({glue:text}`cal_h200_turn:,d` and
+# {glue:text}`cal_h200_never:,d` on the H200, {glue:text}`cal_b200_turn:,d` and
+# {glue:text}`cal_b200_never:,d` on the B200): {glue:md}`cal_turn_verdict`.
 #
 # Set that against the essay's whole sentence: "Long context turns a bandwidth problem into a
 # capacity problem, and the capacity problem caps your batch size, which drags you back onto

@@ -52,7 +52,13 @@
 # ```
 #
 # with $\text{cache}(d)$ from {eq}`eq-kv-cache`. The cache term grows linearly with depth and
-# with the number of KV heads; the weight term does not move.
+# with the number of KV heads; the weight term does not move. The chapter's predictions are
+# that bound, for each layout and depth:
+#
+# ```{literalinclude} ../lib/napkin/gqa.py
+# :language: python
+# :pyobject: decode_at_depth
+# ```
 
 # %% tags=["remove-cell"]
 from dataclasses import replace

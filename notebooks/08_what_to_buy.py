@@ -18,6 +18,29 @@
 # %% [markdown]
 # # What to buy, computed
 #
+# ```{admonition} In one minute
+# :class: tip
+# - For a coding agent's {glue:text}`agent_prompt:,d`-token prompt, prefill is the wall: the
+#   {glue:text}`first_machine` answers after about {glue:text}`first_ttft:.0f` s, the best
+#   Apple chip, the {glue:text}`apple_best`, after {glue:text}`apple_best_ttft:.0f` s, which is
+#   {glue:text}`apple_prefill_share:.0%` of its whole request
+#   (<a href="#fig-buy-coding-agent">the ranking</a>).
+# - For one chat stream, bandwidth decides: the {glue:text}`chat_first` leads at about
+#   {glue:text}`chat_first_tps:.0f` tokens/s, and on a desk the {glue:text}`chat_apple`
+#   ({glue:text}`chat_apple_tps:.0f` tokens/s) finishes a short request before DGX Spark
+#   ({glue:text}`chat_apple_whole:.0f` s against {glue:text}`chat_spark_whole:.0f` s), which
+#   wins the long one (<a href="#T_table-buy-chat">the chat ranking</a>).
+# - For {glue:text}`many_users:d` users at once, memory decides first: the
+#   {glue:text}`many_first` gives each about {glue:text}`many_first_tps:.0f` tokens/s; on a
+#   desk only the {glue:md}`desk_compute_bound` run out of arithmetic first, while DGX Spark
+#   waits on its memory (<a href="#T_table-buy-many-users">the many-users ranking</a>).
+# - The first-token method, checked on {glue:text}`n_check:d` published runs it did not use,
+#   predicts {glue:text}`chk_dense_low:.2f` to {glue:text}`chk_dense_high:.2f` times the
+#   measured rate for dense models and is too fast by up to {glue:text}`moe_cuda_high:.1f`
+#   times for mixtures of experts on NVIDIA GPUs
+#   (<a href="#fig-buy-extrapolation">the check</a>).
+# ```
+#
 # **What this chapter does.** The essay closes with a table: if you care about the first
 # token on long prompts, optimise for FLOPs; for single-stream tokens per second, for
 # bandwidth over the quantized model's size; for many users, for memory to hold their caches,
@@ -50,7 +73,14 @@
 # with $W_{\text{active}}$ the bytes of the weights a token uses at the chosen format,
 # $b\,\bar{c}$ the cache at the mean context, and $f$ the fraction of that ceiling machines of
 # the same family reach in published runs (chapter 1), its range widened to the machine's
-# own runs.
+# own runs. When several users decode at once, a step reads the weights once for all of them
+# and does every user's arithmetic, and each user gets one token per step, the slower of the
+# two (chapter 3's roofline):
+#
+# ```{literalinclude} ../lib/napkin/buying/estimate.py
+# :language: python
+# :pyobject: _decode
+# ```
 
 # %% tags=["remove-cell"]
 import numpy as np
@@ -109,6 +139,15 @@ glue("n_roof", len(has_roof))
 glue("n_derived", int(has_roof["roof_label"].str.contains("derived").sum()))
 glue("spark_int8", buying.machine("DGX Spark").roof("Q4_0")[1] / 1e12)
 glue("no_roof", ", ".join(inputs[inputs["roof_TFLOPS"].isna()]["machine"]))
+announced = {c: hardware.chip(c) for c in ("M1", "M1 Pro", "M1 Max")}
+for c, key in (("M1", "m1"), ("M1 Pro", "m1pro"), ("M1 Max", "m1max")):
+    glue(f"{key}_announced", announced[c].specs["fp32_vector_announced_TFLOPS"])
+glue("m1_derived", announced["M1"].specs["fp32_vector_TFLOPS"])
+glue("announced_gap", max(abs(ch.specs["fp32_vector_TFLOPS"] /
+                              ch.specs["fp32_vector_announced_TFLOPS"] - 1)
+                          for ch in announced.values()))
+assert not any("fp32_vector_announced_TFLOPS" in hardware.chip(c).specs
+               for c in inputs[inputs["roof_TFLOPS"].isna()]["machine"])
 assert set(inputs[inputs["roof_TFLOPS"].isna()]["machine"].str[:2]) <= {"M3", "M4"}
 
 # %% [markdown]
@@ -154,11 +193,16 @@ assert set(inputs[inputs["roof_TFLOPS"].isna()]["machine"].str[:2]) <= {"M3", "M
 # {glue:text}`max_run_frac:.0%`. {glue:text}`n_roof:d` machines have a figure for the
 # arithmetic they run in; {glue:text}`n_derived:d` of these are derivations no vendor states,
 # marked as such in the table (DGX Spark's {glue:text}`spark_int8:.0f` INT8 TOPS, for one, is
-# derived from NVIDIA's sparse FP4 petaFLOP: NVIDIA states no dense rate). Apple publishes no
-# GPU rate for any of its chips; the M1 and M2 figures are a third party's derivation from
-# core count and clock, and the data holds no such derivation for the M3 and M4 chips, so
-# these have no bound: {glue:text}`no_roof`. A bound never stands in for a missing
-# measurement.
+# derived from NVIDIA's sparse FP4 petaFLOP: NVIDIA states no dense rate). Apple stated GPU
+# rates when it launched its first chips: {glue:text}`m1_announced:.1f` TFLOPS for the M1
+# {cite}`apple2020m1`, and {glue:text}`m1pro_announced:.1f` and
+# {glue:text}`m1max_announced:.1f` for the M1 Pro and M1 Max (at their launch event, as
+# reported); the data hold no rate Apple stated for a later chip. The roofs here for the M1
+# and M2 chips are a third party's derivation from core count and clock, one per GPU
+# configuration, and where Apple stated a figure the derivation is within
+# {glue:text}`announced_gap:.0%` of it (the M1's {glue:text}`m1_derived:.2f` TFLOPS). For the
+# M3 and M4 chips the data hold neither, so these have no bound: {glue:text}`no_roof`. A
+# bound never stands in for a missing measurement.
 
 # %% tags=["remove-cell"]
 quart = buying.fraction_quartiles().set_index("family")
@@ -264,11 +308,18 @@ glue("top_frac", top_rec["fraction"])
 glue("top_frac_gib", top_rec["memory_GiB"])
 glue("n_limit_records", len(measured))
 glue("h100_cap_gb", hardware.chip("H100 SXM").capacity_bytes / GiB)
+for c, key in (("B200", "b200"), ("H200", "h200")):
+    glue(f"{key}_enabled", hardware.chip(c).capacity_bytes / GiB)
+    glue(f"{key}_installed", hardware.chip(c).specs["memory_physical_GiB"])
 glue("n_priced", int((inputs["priced_configs"] > 0).sum()))
 
 # %% [markdown]
 # **Memory is binary, and a Mac's GPU may not use all of it.** Capacities are in GiB: an
-# H100's {glue:text}`h100_cap_gb:.0f` "GB" of HBM are {glue:text}`h100_cap_gb:.0f` GiB.
+# H100's {glue:text}`h100_cap_gb:.0f` "GB" of HBM are {glue:text}`h100_cap_gb:.0f` GiB. A part
+# that carries more memory than it enables counts what it enables: the B200
+# {glue:text}`b200_enabled:.0f` of the {glue:text}`b200_installed:.0f` GiB in its eight stacks,
+# the H200 {glue:text}`h200_enabled:.0f` of {glue:text}`h200_installed:.0f` (chapter 4; the
+# sources are in `data/hardware_specs.csv`).
 # Apple's chips are taken at their largest configuration, the others as stated. On a Mac,
 # macOS lets the GPU use only part of the unified memory by default (Metal's
 # `recommendedMaxWorkingSetSize`, which llama.cpp prints at start-up); Apple documents no
@@ -839,11 +890,15 @@ desk = desk_many.iloc[0]
 glue("many_desk", desk["machine"])
 glue("many_desk_tps", desk["per_user_mid_tok_per_s"])
 glue("many_desk_users", int(desk["max_users"]))
-glue("many_desk_compute", desk["step_compute_s"])
-glue("many_desk_read", desk["step_read_s"])
 glue("many_desk_order", ", ".join(f"{m} {v:.1f}" for m, v in
                                   zip(desk_many["machine"], desk_many["per_user_mid_tok_per_s"])))
 assert desk["step_compute_s"] > desk["step_read_s"]
+desk_bound = buying.bound_by(desk_many)
+glue_markdown("desk_bound", buying.bound_sentence(desk_bound))
+assert desk_bound.set_index("machine").loc["DGX Spark", "bound"] == "memory"
+glue("bound_tie", buying.TIE)
+glue_markdown("desk_compute_bound", " and the ".join(
+    desk_bound[desk_bound["bound"] == "compute"]["machine"]) or "none of them")
 assert (m_.head(4)["compute_basis"].str.startswith("roof")).all()
 assert (m_.head(4)["step_compute_s"] < m_.head(4)["step_read_s"]).all()
 assert m_.head(4)["price"].isna().all() and "H100 SXM" not in set(m_["machine"])
@@ -869,11 +924,13 @@ assert q8.loc["DGX Spark", "need_GiB"] < spark_visible
 # at their roofs (FP8 where the chip states an FP8 figure); but they are bound by memory here,
 # not arithmetic (on the {glue:text}`many_first` the arithmetic takes
 # {glue:text}`many_first_compute_share:.0%` of the time the reads do), so that bound costs
-# them little. The large unified memories on a desk hold the batch too, but there the
-# arithmetic runs out first, costed at the rate their published prefill runs reached: the
-# {glue:text}`many_desk` could hold {glue:text}`many_desk_users:d` users and gives each about
-# {glue:text}`many_desk_tps:.1f` tokens/s, its step taking {glue:text}`many_desk_compute:.2f` s
-# of arithmetic against {glue:text}`many_desk_read:.2f` s of reads (per user, on a desk:
+# them little. The large unified memories on a desk hold the batch too. Their step's
+# arithmetic is costed at the rate their published prefill runs reached, its reads at their
+# discounted bandwidth, and which one binds differs by machine (a step whose two sides are
+# within {glue:text}`bound_tie:.2f`x of each other is bound by neither): {glue:md}`desk_bound`.
+# The arithmetic runs out first only on the {glue:md}`desk_compute_bound`. The
+# {glue:text}`many_desk` leads the desk: it could hold {glue:text}`many_desk_users:d` users
+# and gives each about {glue:text}`many_desk_tps:.1f` tokens/s (per user, on a desk:
 # {glue:text}`many_desk_order`). The gap is the essay's "someone else's batch": at this
 # concurrency the machines that serve well are ones no vendor lists a price for; chapter 11
 # prices renting them by the hour.

@@ -97,16 +97,17 @@ def read(path: Path) -> list[dict]:
 
 # (chip, research spec) rows left out, with why: a later figure for the same part replaces them.
 SUPERSEDED = {
-    ("B200", "memory_capacity"): "the announced 192 GB; the part ships with 180 GiB, whose "
-                                 "decimal reading (nvidia-smi: 183,359 MiB = 192.3 GB) is the "
-                                 "same memory",
+    ("B200", "memory_capacity"): "the announced 192 GB, eight stacks of 24 GiB installed; "
+                                 "the part ships with 180 GiB of them enabled (nvidia-smi: "
+                                 "183,359 MiB)",
 }
 #: Notes added to a research row's own, keyed like SUPERSEDED.
 ADDED_NOTES = {
     ("B200", "memory_capacity_as_shipped"):
-        "Binary: 180 GiB = 193.3 GB. NVIDIA's announced 192 GB is, to within 1 %, the same "
-        "memory counted in decimal GB (nvidia-smi reports 183,359 MiB = 179.1 GiB = 192.3 GB, "
-        "per the research notes).",
+        "Binary: 180 GiB enabled of 192 GiB installed (eight HBM3e stacks of 24 GiB, "
+        "memory_physical_GiB), as the H200 enables 141 of its 144 GiB. nvidia-smi reports "
+        "183,359 MiB = 179.1 GiB (192.3 GB, which is why the announced 192 can also be read "
+        "as this memory in decimal GB).",
 }
 #: The book's own research, beyond the shared drop: peaks by arithmetic (FP8, INT8, FP4,
 #: dense and sparse), capacities, what drivers expose and scale-up links, each row sourced,

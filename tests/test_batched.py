@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -18,7 +19,7 @@ TINY = synthetic.Shape(hidden_size=256, num_hidden_layers=1, num_attention_heads
                        num_key_value_heads=4, head_dim=64, intermediate_size=512,
                        vocab_size=512, context_length=512)
 PLAN = batched.BatchPlan("test", (1, 2, 4), n_prompt=4, n_steps=2, reps=2, fmt="Q8_0",
-                         gemm_n=256, kernel_tokens=32)
+                         gemm_n=256, kernel_tokens=32, plain_tokens=2)
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +50,9 @@ def test_gemm_peak_is_positive_and_refuses_tiny_products():
                                           ({"batches": (1, 0)}, "batches"),
                                           ({"n_steps": 0}, "n_steps"),
                                           ({"reps": 1.5}, "reps"),
-                                          ({"kernel_tokens": 0}, "kernel_tokens")])
+                                          ({"kernel_tokens": 0}, "kernel_tokens"),
+                                          ({"plain_tokens": 0}, "plain_tokens"),
+                                          ({"batches": (2, 4)}, "include 1")])
 def test_bad_plans(kwargs, field):
     base = asdict(PLAN) | kwargs
     with pytest.raises(ValueError, match=field):
@@ -95,6 +98,109 @@ def test_batched_decode_runs_end_to_end(tiny_record):
     json.dumps(tiny_record)
 
 
+def _with_batch_one(record: dict, rate: float) -> dict:
+    """A made-up record: ``record`` with its batch-1 point at ``rate`` tokens/s (samples and
+    spread scaled alike)."""
+    out = copy.deepcopy(record)
+    one = out["points"][0]
+    scale = rate / one["tokens_per_s"]
+    one.update(tokens_per_s=rate, stddev=one["stddev"] * scale,
+               samples=[x * scale for x in one["samples"]], step_s=1 / rate)
+    return out
+
+
+def test_the_plain_decode_is_measured_beside_the_batches(tiny_record):
+    plain = batched.plain_decode(tiny_record)
+    assert plain["test"] == f"tg{PLAN.plain_tokens}"
+    assert plain["slower"] == min(plain["before"], plain["after"]) > 0
+    assert plain["mean"] == pytest.approx((plain["before"] + plain["after"]) / 2)
+    assert "chapter 1" in tiny_record["plain"]["kind"]
+    assert batched.plain_decode({k: v for k, v in tiny_record.items() if k != "plain"}) is None
+
+
+def test_harness_overhead_is_detected_against_the_plain_decode(tiny_record):
+    """The reviewed case: batch 1 of the harness at a few per cent of what llama.cpp's plain
+    decode of the same model reaches. The page must say so, read no roofline into the curve
+    and take no prefill/decode gap from batch 1."""
+    slower = batched.plain_decode(tiny_record)["slower"]
+    slow = _with_batch_one(tiny_record, 0.05 * slower)
+    check = batched.batch_one(slow)
+    assert check["overhead"] and check["reference"] == "plain"
+    assert check["share"] == pytest.approx(0.05)
+    assert check["threshold"] == batched.OVERHEAD_SHARE
+    text = batched.sentence(slow)
+    assert "measured its own cost per step" in text and "5%" in text
+    assert "describes" not in text and "roofline has it grow" not in text
+    assert "reads no bend" in batched.bend_sentence(slow)
+    assert not batched.describes(slow)
+    # the gap divides the prefill by the plain decode, never by the slow batch 1
+    note = batched.closing_note(slow, 32, 295)
+    pp = slow["kernel"]["rate"]["tokens_per_s"]
+    assert f"**{pp / batched.plain_decode(slow)['mean']:.1f}x**" in note
+    assert f"**{pp / (0.05 * slower):.1f}x**" not in note
+    # at the plain rate, batch 1 measured the machine
+    fine = _with_batch_one(tiny_record, slower)
+    assert not batched.batch_one(fine)["overhead"]
+    assert "batch 1 measured the machine" in batched.sentence(fine)
+    # just under and just over the threshold
+    assert batched.batch_one(_with_batch_one(tiny_record, 0.49 * slower))["overhead"]
+    assert not batched.batch_one(_with_batch_one(tiny_record, 0.51 * slower))["overhead"]
+
+
+def test_without_a_plain_decode_the_ceiling_is_the_reference(tiny_record):
+    old = {k: v for k, v in tiny_record.items() if k != "plain"}
+    bound = batched.frame(old)["memory_bound_tokens_per_s"].iloc[0]
+    slow = _with_batch_one(old, 0.02 * bound)
+    check = batched.batch_one(slow)
+    assert check["reference"] == "ceiling" and check["overhead"]
+    assert check["reference_tokens_per_s"] == pytest.approx(bound)
+    assert "no prefill/decode gap" in batched.closing_note(slow, 32, 295)
+    assert "cannot be told from the machine's" in batched.sentence(slow)
+    ok = _with_batch_one(old, 0.5 * bound)
+    assert not batched.batch_one(ok)["overhead"]
+    gap = ok["kernel"]["rate"]["tokens_per_s"] / (0.5 * bound)
+    assert f"**{gap:.1f}x**" in batched.closing_note(ok, 32, 295)
+
+
+def _shaped(record: dict, bend_scale: float) -> dict:
+    """A made-up record whose points follow this machine's roofline prediction (ridge set so
+    that it bends inside the batches), with the compute side moved by ``bend_scale``: 1 puts
+    the bend where the roofline does, 8 eight times further out."""
+    out = copy.deepcopy(record)
+    out["flops_per_s"] = out["bandwidth_bytes_per_s"] * 12
+    out["kernel"]["flops_per_s"] = out["flops_per_s"]
+    batches = [1, 2, 4, 8, 16, 32, 64]
+    context = out["points"][0]["context_tokens"]
+    out["points"] = [{"batch": b, "tokens_per_s": 1.0, "stddev": 0.0, "samples": [1.0, 1.0],
+                      "step_s": 1.0, "context_tokens": context} for b in batches]
+    df = batched.frame(out)
+    curve = (0.8 * df[["memory_bound_tokens_per_s", "compute_bound_tokens_per_s"]]
+             .assign(compute_bound_tokens_per_s=lambda d: d["compute_bound_tokens_per_s"]
+                     * bend_scale).min(axis=1))
+    for point, rate in zip(out["points"], curve):
+        point.update(tokens_per_s=float(rate), stddev=0.2 * float(rate),
+                     samples=[0.8 * float(rate), 1.2 * float(rate)])
+    plain = out["points"][0]["tokens_per_s"]
+    for when in ("before", "after"):
+        out["plain"][when] = dict(out["plain"][when], tokens_per_s=plain)
+    return out
+
+
+def test_the_roofline_describes_a_curve_only_where_it_bends_there(tiny_record):
+    at_ridge = _shaped(tiny_record, 1.0)
+    assert 1 < batched.predicted_bend(at_ridge) < 64
+    assert batched.describes(at_ridge)
+    assert "the roofline describes" in batched.sentence(at_ridge)
+    far = _shaped(tiny_record, 8.0)
+    knee, misfit = batched.bend_fit(*zip(*[(p["batch"], p["tokens_per_s"])
+                                           for p in far["points"]]))
+    assert misfit < 0.1 and knee > 4 * batched.predicted_bend(far)
+    assert not batched.describes(far)
+    text = batched.sentence(far)
+    assert "so the roofline does not describe it" in text
+    assert "the roofline describes" not in text
+
+
 def test_prediction_is_the_roofline_of_the_measured_peak_and_bandwidth(tiny_record):
     df = batched.frame(tiny_record)
     bound = df[["memory_bound_tokens_per_s", "compute_bound_tokens_per_s"]].min(axis=1)
@@ -110,7 +216,10 @@ def test_prediction_is_the_roofline_of_the_measured_peak_and_bandwidth(tiny_reco
     assert batched.predicted_bend(tiny_record) > 0
     eff = batched.efficiency(tiny_record)
     assert eff["memory_fraction"] > 0 and eff["compute_fraction"] > 0
-    text = batched.sentence(tiny_record) + batched.bend_sentence(tiny_record)
+    assert eff["plain_memory_fraction"] > 0
+    # batch 1 at the plain rate, so that the text does not depend on a quiet machine
+    steady = _with_batch_one(tiny_record, batched.plain_decode(tiny_record)["slower"])
+    text = batched.sentence(steady) + batched.bend_sentence(steady)
     assert "ridge point" in text and "fitted to all the measured points" in text
     assert "the passes varied by" in text and "standard deviation" in text
     assert "roofline has it grow" in text and "bend moves" not in text
@@ -155,10 +264,20 @@ def test_the_live_chart_draws_without_a_measurement():
 
 def test_closing_note(tiny_record):
     assert "could not run" in batched.closing_note(None, 32, 295)
-    text = batched.closing_note(tiny_record, 32, 295)
-    # the gap comes from the batched run itself: its prefill over its batch-1 decode
-    gap = tiny_record["kernel"]["rate"]["tokens_per_s"] / tiny_record["points"][0]["tokens_per_s"]
-    assert f"**{gap:.1f}x**" in text and "pp32 against batch-1 decode" in text
+    steady = _with_batch_one(tiny_record, batched.plain_decode(tiny_record)["slower"])
+    text = batched.closing_note(steady, 32, 295)
+    # the gap comes from the same record: its prefill over llama.cpp's plain decode
+    gap = steady["kernel"]["rate"]["tokens_per_s"] / batched.plain_decode(steady)["mean"]
+    assert f"**{gap:.1f}x**" in text and f"pp32 against tg{PLAN.plain_tokens}" in text
     assert "for scale only" in text and "datasheet" in text  # unlike tests, said so
     assert "prefill, measured" in text  # the roof of the kernels that ran, named
     assert "ridge point" in text and "Fitted with the roofline's shape" in text
+
+
+def test_the_quick_plan_is_short_and_says_what_it_measures():
+    quick, full = batched.QUICK, batched.FULL
+    steps = lambda p: p.reps * p.n_steps * sum(p.batches)  # noqa: E731 - sequence-steps timed
+    assert steps(quick) * 20 < steps(full) and len(quick.batches) < len(full.batches)
+    text = batched.plan_sentence(quick)
+    assert text.startswith("batches 1, 4 and 16") and f"{quick.reps:,d} repetitions" in text
+    assert batched.plan_sentence(asdict(full)).startswith("batches 1, 2, 3")

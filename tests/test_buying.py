@@ -6,6 +6,7 @@ import math
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from napkin import buying, catalog, hardware, kvcache, phases, tables
@@ -516,3 +517,55 @@ def test_the_grid_reaches_the_new_limit():
         r = buying.rank(buying.Workload("g", prompt, answer, users, model, fmt, rank_by))
         hits += int(r["fits_after_raising"].sum())
     assert hits >= 2
+
+
+@pytest.mark.parametrize("preset,unit", [("coding agent", " s"), ("chat", " tok/s"),
+                                         ("many users", " tok/s per user")])
+def test_calculator_labels_and_ticks_carry_the_unit_of_what_is_ranked(preset, unit):
+    import vl_convert as vlc
+
+    from napkin.figures import buying as charts
+
+    chart = charts.calculator(buying.calculator_rows(SHOWN, FORMATS), buying.presets(),
+                              FORMATS, SHOWN, default=preset)
+    svg = vlc.vegalite_to_svg(chart.to_dict() | {"width": 600})
+    group = svg[svg.index('class="mark-text role-mark'):]
+    values = re.findall(r"<text[^>]*>([^<]*)</text>", group[:group.index("</g>")])
+    assert values and all(v.endswith(unit) and re.search(r"\d", v) for v in values), values
+    ticks = [t for part in svg.split('role-axis-label')[1:]
+             for t in re.findall(r"<text[^>]*>([^<]*)</text>", part[:part.index("</g>")])]
+    tick_unit = " s" if unit == " s" else " tok/s"
+    assert any(t.endswith(tick_unit) and re.match(r"[\d,.]+ ", t) for t in ticks), ticks
+    assert "(s)" in svg and "tokens/s" in svg  # the axis title names both units
+
+
+def test_bound_by_classifies_each_step_from_its_two_times():
+    made_up = pd.DataFrame({"rank": [1, 2, 3, pd.NA], "machine": ["A", "B", "C", "D"],
+                            "vendor": ["Apple", "NVIDIA", "AMD", "NVIDIA"],
+                            "step_compute_s": [0.6, 0.2, 0.66, 1.0],
+                            "step_read_s": [0.2, 0.6, 0.62, 0.1]})
+    b = buying.bound_by(made_up).set_index("machine")
+    assert list(b.index) == ["A", "B", "C"]                   # unranked rows left out
+    assert b.loc["A", "bound"] == "compute" and b.loc["B", "bound"] == "memory"
+    assert b.loc["C", "bound"] == "neither"                   # within buying.TIE
+    assert b.loc["A", "ratio"] == pytest.approx(3) and b.loc["B", "ratio"] == pytest.approx(3)
+    assert buying.bound_by(made_up, tie=1.0).set_index("machine").loc["C", "bound"] == "compute"
+    text = buying.bound_sentence(buying.bound_by(made_up))
+    assert "the A's step is bound by its arithmetic (0.60 s of arithmetic against 0.20 s" in text
+    assert "B's step is bound by its reads" in text and "C's step is bound by neither" in text
+    with pytest.raises(ValueError, match="tie"):
+        buying.bound_by(made_up, tie=0.5)
+    with pytest.raises(ValueError, match="empty"):
+        buying.bound_sentence(buying.bound_by(made_up.iloc[3:]))
+
+
+def test_many_users_on_a_desk_dgx_spark_is_bound_by_its_reads_not_its_arithmetic():
+    """Chapter 8's desk sentence: the arithmetic does not run out first everywhere. DGX Spark
+    waits on memory, Strix Halo on neither, the Macs on arithmetic."""
+    ranked = buying.rank(buying.presets()["many users"])
+    b = buying.bound_by(ranked[buying.on_desk(ranked)]).set_index("machine")
+    spark = b.loc["DGX Spark"]
+    assert spark["bound"] == "memory" and spark["step_read_s"] > 2 * spark["step_compute_s"]
+    assert b.loc["Strix Halo", "bound"] == "neither"
+    macs = b[b["vendor"] == "Apple"]
+    assert not macs.empty and (macs["bound"] == "compute").all()

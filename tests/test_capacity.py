@@ -159,3 +159,33 @@ def test_a_context_nobody_recorded_is_named_as_a_stand_in():
     shown = capacity.model_display(capacity.model_table()).set_index("model")["context"]
     assert shown["Mistral-7B-v0.1"] == "32,768 (config position limit)"
     assert shown["Llama-3.3-70B"] == "131,072"
+
+
+def test_the_calibrated_turn_is_the_roofline_turn_when_one_share_scales_both_peaks():
+    """Chapter 4's band, recomputed through napkin.predict: the published fit reaches one
+    share of both peaks, so the calibrated step model turns compute-bound at the roofline's
+    batches, and the turn and the point beyond which no batch reaches the ridge stay put."""
+    from napkin.predict.calibration import calibrated
+
+    assert calibrated().bandwidth_efficiency == calibrated().compute_efficiency
+    for chip in capacity.DATACENTER:
+        roof = capacity.capacity_turn("Llama-3.3-70B", chip)
+        cal = capacity.calibrated_turn("Llama-3.3-70B", chip)
+        assert cal["bandwidth_share"] == cal["compute_share"]
+        assert cal["never_beyond_tokens"] == roof["never_beyond_tokens"]
+        assert cal["turn_tokens"] == roof["turn_tokens"]
+
+
+def test_unequal_shares_move_the_calibrated_turn():
+    """With less of the FLOP/s reached than of the bandwidth (the book's first edition), the
+    effective ridge is lower, and a batch reaches it at longer contexts than the roofline's."""
+    from dataclasses import replace
+
+    from napkin.predict.calibration import calibrated
+
+    fit = calibrated()
+    slower = replace(fit, compute_efficiency=fit.bandwidth_efficiency / 2)
+    roof = capacity.capacity_turn("Llama-3.3-70B", "H100 SXM")
+    moved = capacity.calibrated_turn("Llama-3.3-70B", "H100 SXM", calibration=slower)
+    assert moved["never_beyond_tokens"] > roof["never_beyond_tokens"]
+    assert moved["compute_share"] < moved["bandwidth_share"]

@@ -104,6 +104,7 @@ def test_chapter_3_live_batching(case):
                        "predicted_tokens_per_s": [50.0, 100.0, 200.0, 380.0],
                        "memory_bound_tokens_per_s": [50.0, 100.0, 200.0, 400.0]})
     _drawn(roofline.live_batching(df, "a busy machine"))
+    _drawn(roofline.live_batching(df, "a busy machine", plain=400.0))
 
 
 DEPTH = {"faster when deeper": [1.0, 1.3, 1.6], "noise below zero": [1.0, 0.2, 0.1],

@@ -251,7 +251,8 @@ def test_chapter_charts_build(llama70):
     marks = pd.DataFrame({"intensity": [1.0, 2000.0], "label": ["a", "b"], "short": ["a", "b"]})
     group = roofline.chip_roof("H100 SXM").times(4)
     curve = roofline.batch_curve(llama70, group, [1, 8, 64], [0, 1024])
-    charts = [figures.roofline_lines(table, marks), figures.ridge_dots(table, marks),
+    charts = [figures.roofline_lines(table[table["arithmetic"] == "fp16"], marks),
+              figures.ridge_dots(table, marks),
               figures.batch_lines(curve, "tokens_per_s"),
               figures.batch_lines(curve, "chip_s_per_mtok"),
               figures.ridge_batch_by_context(llama70, [group], [0, 512, 1024, 2048]),
@@ -262,6 +263,8 @@ def test_chapter_charts_build(llama70):
         assert _has_tooltips(spec)
     with pytest.raises(ValueError, match="metric"):
         figures.batch_lines(curve, "dollars")
+    with pytest.raises(ValueError, match="at most 12 chips"):
+        figures.roofline_lines(table, marks)  # every arithmetic of every chip: too many lines
 
 
 def test_attention_on_its_own_roof(llama70):
@@ -294,3 +297,41 @@ def test_capacity_turn_of_a_group(llama70):
     assert never == math.ceil(roofline.context_limit(llama70, h100.ridge))
     with pytest.raises(ValueError, match="max_context"):
         roofline.capacity_turn(llama70, group, max_context=0)
+
+
+def _lab(hex_color: str) -> tuple[float, float, float]:
+    """CIE L*a*b* of an sRGB colour (D65), for distances a reader's eye roughly follows."""
+    rgb = [int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    x = (0.4124 * lin[0] + 0.3576 * lin[1] + 0.1805 * lin[2]) / 0.95047
+    y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    z = (0.0193 * lin[0] + 0.1192 * lin[1] + 0.9505 * lin[2]) / 1.08883
+    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in (x, y, z)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def test_twelve_chip_roofline_tells_chips_apart_and_keeps_its_legend_near_on_a_phone():
+    """Chapter 3's chart of every chip's roof: no look-alike pairs of hues, a shape per chip
+    (so it reads in greyscale, where a dozen colours cannot stay apart), and at 400 px the
+    legend sits above the plot, not a screen below it."""
+    import vl_convert as vlc
+
+    chips = ["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe", "MI300X",
+             "RTX 4090", "RTX 5090", "DGX Spark", "M2 Ultra", "Strix Halo"]
+    ridges = roofline.ridge_table(chips)
+    markers = pd.DataFrame({"intensity": [1.0, 2000.0], "label": ["decode", "prefill"],
+                            "short": ["B=1", "prefill"]})
+    spec = figures.roofline_lines(ridges[ridges["arithmetic"] == "fp16"], markers).to_dict()
+    layers = spec["layer"]
+    color = layers[1]["encoding"]["color"]["scale"]["range"]
+    shape = layers[1]["encoding"]["shape"]["scale"]["range"]
+    assert len(color) == len(set(color)) == len(shape) == len(set(shape)) == len(chips)
+    labs = [_lab(c) for c in color]
+    closest = min(math.dist(a, b) for i, a in enumerate(labs) for b in labs[i + 1:])
+    assert closest > 15, f"two chips' colours are only {closest:.1f} apart in L*a*b*"
+    graph = vlc.vegalite_to_scenegraph(dict(spec, width=400))["scenegraph"]
+    view = graph["items"][0]
+    legend = next(g["items"][0] for g in view["items"] if g.get("role") == "legend")
+    assert legend["y"] + legend["height"] <= 0 or legend["x"] >= view["width"], \
+        f"legend at {legend['x']:.0f}, {legend['y']:.0f}: below the plot on a phone"
+    assert not napkin.charts.misdrawn(spec, 400)

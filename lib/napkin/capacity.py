@@ -183,6 +183,35 @@ def capacity_turn(model: str, chip: str, weight_format: str = WEIGHTS,
                 1, m.bytes_per_weight), **turn}
 
 
+def calibrated_turn(model: str, chip: str, weight_format: str = WEIGHTS,
+                    kv_dtype: str = "f16", limit: int = 1 << 20, calibration=None) -> dict:
+    """:func:`capacity_turn` with the batch a decode step needs taken from chapter 9's
+    calibrated step model instead of the roofline: the smallest batch whose step the published
+    fit calls compute-bound (:func:`napkin.predict.step.compute_bound_batch`, one chip, the
+    fitted shares of both peaks, its fixed costs aside since they bind neither roof), beside
+    the same memory. ``limit``: the largest batch searched (beyond it, none);
+    ``calibration``: another :class:`~napkin.predict.calibration.Calibration` than the
+    published fit. Also returns its shares of peak bandwidth and FLOP/s: equal shares scale
+    both roofs alike and leave the turn where the roofline puts it, unequal ones move it."""
+    from .deployment import deploy
+    from .predict.calibration import calibrated
+    from .predict.step import compute_bound_batch
+
+    cal = calibrated() if calibration is None else calibration
+    served = deploy(model, chip, weights=weight_format, kv=kv_dtype)
+
+    def need(context: int) -> float:
+        b = compute_bound_batch(served, int(context), cal, limit)
+        return math.inf if b > limit else b
+
+    m = roofline.Model.from_catalog(model, weight_format, kv_dtype)
+    roof = replace(roof_of(chip, weight_format),
+                   capacity_bytes=chip_table([chip])["gpu_usable_bytes"].iloc[0])
+    return {"model": model, "chip": chip, "weight_format": weight_format,
+            "bandwidth_share": cal.bandwidth_efficiency, "compute_share": cal.compute_efficiency,
+            **roofline.capacity_turn(m, roof, need=need)}
+
+
 def batch_limit_curves(models=None, chips=DATACENTER, weight_format=WEIGHTS, kv_dtype="f16",
                        points: int = 40) -> pd.DataFrame:
     """For the capacity chart: per model, chip and context, the largest batch that fits and

@@ -36,6 +36,20 @@ PALETTE = {
     "decode": "#eb6834",
 }
 
+#: Colours for a chart with many series of one kind (a line per chip): no two share a hue
+#: family the way paired palettes' light and dark halves do, and their lightness varies, so
+#: neighbours differ in grey too. Meant to go with :data:`SHAPES`, one each per series, since
+#: no dozen colours stay apart in greyscale alone.
+DISTINCT = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#332288", "#56b4e9",
+            "#882255", "#999933", "#117733", "#aa4499", "#5f5f5f"]
+#: Point shapes as distinct as Vega draws them, in the order :data:`DISTINCT` pairs them: the
+#: built-in symbols, then a star, a hexagon and a pentagon as SVG paths on the unit square.
+SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down",
+          "M0,-1L0.24,-0.31L0.95,-0.31L0.38,0.12L0.59,0.81L0,0.38L-0.59,0.81L-0.38,0.12"
+          "L-0.95,-0.31L-0.24,-0.31Z",
+          "triangle-right", "M0,-1L0.87,-0.5L0.87,0.5L0,1L-0.87,0.5L-0.87,-0.5Z", "triangle-left",
+          "M0,-1L0.95,-0.31L0.59,0.81L-0.59,0.81L-0.95,-0.31Z", "M-1,-1L1,-1L-1,1L1,1Z"]
+
 #: The same charts on a dark background: the site draws them so in its dark mode, and
 #: ``make figures`` exports a dark-slide variant with it. Merged over the light theme.
 DARK_BACKGROUND = "#1d1f21"

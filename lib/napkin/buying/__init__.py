@@ -23,15 +23,15 @@ a weight format) every machine gets these numbers, each traceable to the rows be
 from .calculator import calculator_rows, js_expressions
 from .decode import (FAMILY, OWN, POOLED, fraction_by_format, fraction_quartiles,
                      h100_decode_readings, own_decode_runs)
-from .display import fmt_range, ranking_display, roof_text, span
+from .display import bound_sentence, fmt_range, ranking_display, roof_text, span
 from .estimate import estimate
 from .extrapolation import (VALIDATION_MODELS, extrapolation_check, extrapolation_summary,
                             target_runs, ttft_check_band)
 from .maclimit import (RAISE_LIMIT, SMALL_MAC_GiB, default_gpu_fraction, gpu_memory_limits,
                        mac_default_gpu_fraction)
 from .machine import LEFT_OUT, Machine, left_out, machine, machines
-from .ranking import (DESK, best, hardware_and_software, machine_table, on_desk, rank,
-                      swapped_pairs)
+from .ranking import (DESK, TIE, best, bound_by, hardware_and_software, machine_table, on_desk,
+                      rank, swapped_pairs)
 from .reference import (DISPUTED, REFERENCE_FORMAT, REFERENCE_MODEL, REFERENCE_TOKENS,
                         SCOREBOARD_NAMES, backend_fractions, prefill_runs,
                         reference_flops_per_token, reference_runs, second_hand_runs)
@@ -41,9 +41,10 @@ from .workload import KV_DTYPE, RANK_BY, Workload, presets
 
 __all__ = [
     "ARITHMETIC", "BACKEND", "DESK", "DISPUTED", "FAMILY", "KV_DTYPE", "LEFT_OUT", "Machine", "OWN",
-    "POOLED", "RAISE_LIMIT", "RANK_BY", "REFERENCE_FORMAT", "REFERENCE_MODEL",
+    "POOLED", "RAISE_LIMIT", "RANK_BY", "REFERENCE_FORMAT", "REFERENCE_MODEL", "TIE",
     "REFERENCE_TOKENS", "SCOREBOARD_NAMES", "SMALL_MAC_GiB", "VALIDATION_MODELS",
-    "VULKAN_SOURCE", "Workload", "backend_fractions", "best", "calculator_rows",
+    "VULKAN_SOURCE", "Workload", "backend_fractions", "best", "bound_by", "bound_sentence",
+    "calculator_rows",
     "default_gpu_fraction", "estimate", "extrapolation_check", "extrapolation_summary",
     "fmt_range", "fraction_by_format", "fraction_quartiles", "gpu_memory_limits",
     "h100_decode_readings", "hardware_and_software", "js_expressions", "left_out",

@@ -60,3 +60,22 @@ def ranking_display(ranked: pd.DataFrame, limit: int | None = None) -> pd.DataFr
                   zip(df["price"], df["currency"], df["price_configuration"])],
         "note": df["why_unranked"],
     })
+
+
+def bound_sentence(bound: pd.DataFrame) -> str:
+    """Which machine's step is bound by what (a :func:`~napkin.buying.ranking.bound_by`
+    table), in one sentence, slowest side named with both times: "the M3 Ultra's by its
+    arithmetic (0.56 s against 0.21 s of reads, 2.7x); DGX Spark's by memory (...)"."""
+    if bound.empty:
+        raise ValueError("bound is empty: no ranked machine to describe")
+    words = {"compute": "by its arithmetic", "memory": "by its reads",
+             "neither": "by neither"}
+    parts = []
+    for _, r in bound.iterrows():
+        name = f"the {r['machine']}'s" if r["vendor"] == "Apple" else f"{r['machine']}'s"
+        times = (f"{r['step_compute_s']:.2f} s of arithmetic against {r['step_read_s']:.2f} s "
+                 "of reads")
+        tail = (f" ({times}, {r['ratio']:.1f}x)" if r["bound"] != "neither" else
+                f" ({times}, within {r['ratio']:.2f}x of each other)")
+        parts.append(f"{name} step is bound {words[r['bound']]}{tail}")
+    return "; ".join(parts)

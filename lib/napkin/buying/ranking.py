@@ -24,6 +24,30 @@ def on_desk(ranked: pd.DataFrame) -> pd.Series:
     return (ranked["vendor"] == "Apple") | ranked["machine"].isin(DESK)
 
 
+#: A concurrent decode step whose arithmetic and reads take within this factor of each other
+#: is bound by neither: the middle estimates carry more error than that (chapter 8's check).
+TIE = 1.25
+
+
+def bound_by(ranked: pd.DataFrame, tie: float = TIE) -> pd.DataFrame:
+    """Which side binds each ranked machine's decode step of all users at once, at the middle
+    estimates: its arithmetic (``step_compute_s``, at the rate its published prefill runs
+    reached, or at its roof without one) or its reads (``step_read_s``, at its discounted
+    bandwidth). ``ratio`` is the slower side over the faster; ``bound`` is "memory",
+    "compute", or "neither" when the two are within ``tie`` of each other."""
+    if not tie >= 1:
+        raise ValueError(f"tie must be a factor of at least 1, got {tie!r}")
+    df = ranked[ranked["rank"].notna()][["machine", "vendor", "step_compute_s",
+                                         "step_read_s"]].copy()
+    slower = df[["step_compute_s", "step_read_s"]].max(axis=1)
+    faster = df[["step_compute_s", "step_read_s"]].min(axis=1)
+    df["ratio"] = slower / faster
+    df["bound"] = np.where(df["ratio"] < tie, "neither",
+                           np.where(df["step_read_s"] >= df["step_compute_s"], "memory",
+                                    "compute"))
+    return df.reset_index(drop=True)
+
+
 def rank(w: Workload, among: list[Machine] | None = None) -> pd.DataFrame:
     """Every machine's estimate for ``w``, best first by what the workload ranks by.
 

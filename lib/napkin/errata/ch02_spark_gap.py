@@ -124,6 +124,9 @@ def spark_datacenter_compute() -> Finding:
         + f" and {phases.DATACENTER_PEERS[-1]}'s"
     desk_names = " and ".join(f"{c}'s" for c in phases.DESKTOP_PEERS)
     h100_fp16 = hardware.chip("H100 SXM").peak("fp16").flops_per_s
+    pcie = hardware.chip("H100 PCIe")
+    pcie_fp16 = pcie.peak("fp16").flops_per_s
+    pcie_int8_per_byte = pcie.peak("int8").flops_per_s / pcie.bandwidth_bytes_per_s
     int8_h100 = dc[(dc["arithmetic"] == "int8") & (dc["peer"] == "H100 SXM")].iloc[0]
     laptop = hardware.chip(phases.LAPTOP_PEER)
     compute = phases.prefill_compute()
@@ -144,8 +147,9 @@ def spark_datacenter_compute() -> Finding:
                     f"{phases.LAPTOP_PEER}'s {laptop.bandwidth_bytes_per_s / GB:.0f} GB/s",
         verdict="inconsistent" if below else "agrees",
         conclusion_holds=bool((dc["chip_flop_per_byte"] > dc["peer_flop_per_byte"]).all()),
-        explanation=f"The {claim:,.0f} TFLOPS reads as datacenter-class beside the H100 SXM's "
-                    f"{h100_fp16 / 1e12:,.0f} TFLOPS, but that figure is dense FP16; in the "
+        explanation=f"The {claim:,.0f} TFLOPS reads as datacenter-class beside the H100's "
+                    f"{h100_fp16 / 1e12:,.0f} TFLOPS (SXM; the PCIe card's is "
+                    f"{pcie_fp16 / 1e12:,.0f}), but that figure is dense FP16; in the "
                     "same arithmetic DGX Spark's peak is "
                     + ("below each of those datacenter GPUs'" if below else
                        "at least one datacenter GPU's")
@@ -155,8 +159,9 @@ def spark_datacenter_compute() -> Finding:
                     + ", and so does the imbalance the section is about: per byte of "
                       "bandwidth DGX Spark has more arithmetic than each datacenter GPU at "
                       f"every arithmetic they share ({int8_h100['chip_flop_per_byte']:,.0f} "
-                      f"against the H100 SXM's {int8_h100['peer_flop_per_byte']:,.0f} INT8 "
-                      "operations per byte). Measured prefill cannot rank the chips: on the "
+                      f"against the H100's {int8_h100['peer_flop_per_byte']:,.0f} INT8 "
+                      f"operations per byte on the SXM card, {pcie_int8_per_byte:,.0f} on the "
+                      "PCIe one). Measured prefill cannot rank the chips: on the "
                       "one test DGX Spark, an H100 and an RTX 4090 all ran, the H100 uses "
                       f"{h100_run['fraction_of_roof']:.1%} of its INT8 peak and prefills "
                       + ("slower" if h100_run["achieved_flops_per_s"]

@@ -3,22 +3,16 @@ published single stream that outruns the bandwidth ceiling."""
 
 from __future__ import annotations
 
-from .. import catalog, essay
+from .. import essay
 from ..speculative import published
 from .finding import Finding
 
 
 def ceiling_under_speculation() -> Finding:
-    rows = published.load()
-    sglang = rows[rows["source_url"].str.contains(published.EAGLE3_PAPER, regex=False) &
-                  rows["batch"].eq(1) & rows["hardware"].str.contains("H100")]
-    spec = float(sglang.loc[sglang["method"] == "EAGLE-3 (in SGLang)",
-                            "speculative_tok_per_s"].iloc[0])
-    plain = float(sglang.loc[sglang["method"].str.startswith("none"),
-                             "plain_tok_per_s"].iloc[0])
-    size = catalog.weight_bytes("Llama-3.1-8B", "BF16")
-    ceiling = essay.claim("h100_bandwidth") * 1e9 / size
-    per_read = spec / ceiling
+    beyond = published.beyond_ceiling()
+    spec, plain, ceiling = (beyond["tokens_per_s"], beyond["plain_tokens_per_s"],
+                            beyond["ceiling_tokens_per_s"])
+    size, per_read = beyond["weight_bytes"], beyond["per_read"]
     stated = essay.claim("tokens_per_weight_read")
     return Finding(
         data_says=f"EAGLE-3 in SGLang decodes one stream of Llama 3.1 8B (BF16, "

@@ -127,18 +127,31 @@ def _sliders(presets: dict, formats: list[str], models_shown: list[str], default
     ]
 
 
+def _pick(presets: dict, field: str, custom: str) -> str:
+    """A page expression: the chosen preset's ``field``, or ``custom`` under "custom"."""
+    table = json.dumps({k: getattr(w, field) for k, w in presets.items()})
+    return f"preset == 'custom' ? {custom} : ({table})[preset]"
+
+
+def _by(presets: dict) -> str:
+    """A page expression: what the chosen workload is ranked by (a key of RANK_BY)."""
+    return "rank_by == 'preset' ? (" + _pick(presets, "rank_by", "'ttft'") + ") : rank_by"
+
+
+#: The unit of a row's ranked value, from its ``by`` field.
+_UNIT_OF_DATUM = "(datum.by == 'ttft' ? ' s' : datum.by == 'decode' ? ' tok/s' : ' tok/s per user')"
+
+
 def _computed(rows: pd.DataFrame, presets: dict, formats: list[str]) -> alt.Chart:
     """The rows with every figure of :func:`napkin.buying.estimate` computed in the page for
     the chosen workload, and the value ranked by (mid, low, high)."""
     def pick(field, custom):
-        table = json.dumps({k: getattr(w, field) for k, w in presets.items()})
-        return f"preset == 'custom' ? {custom} : ({table})[preset]"
+        return _pick(presets, field, custom)
 
     bpw = json.dumps({f: models.bits_per_weight(f) / 8 for f in formats})
     calc = {"L": pick("prompt_tokens", "prompt"), "O": pick("output_tokens", "output"),
             "U": pick("users", "users"), "sel_model": pick("model", "model"),
-            "sel_fmt": pick("weight_format", "fmt"),
-            "by": "rank_by == 'preset' ? (" + pick("rank_by", "'ttft'") + ") : rank_by"}
+            "sel_fmt": pick("weight_format", "fmt"), "by": _by(presets)}
     chart = alt.Chart(rows).transform_calculate(**calc).transform_filter(
         "datum.model == datum.sel_model").transform_calculate(
         bpw=f"({bpw})[datum.sel_fmt]", roof="datum['roof_' + datum.sel_fmt]",
@@ -156,6 +169,7 @@ def _computed(rows: pd.DataFrame, presets: dict, formats: list[str]) -> alt.Char
         mid=pick_by.format("mid", "mid", "mid"), low=pick_by.format("fast", "low", "low"),
         high=pick_by.format("slow", "high", "high"),
         key="(datum.fits ? 0 : 1e12) + (datum.by == 'ttft' ? datum.mid : -datum.mid)",
+        unit=f"trim({_UNIT_OF_DATUM})",
         label=f"datum.fits ? datum.machine : datum.machine + '{RAISED}'",
         fit_note=f"datum.fits ? 'fits in what the GPU may use by default' : "
                  f"'{buying.RAISE_LIMIT}'",
@@ -173,6 +187,7 @@ _SHOWN_FIELDS = ("w_total", "kv_end", "need", "fits", "fits_raised", "ttft_fast"
 _CALCULATOR_TIPS = [
     alt.Tooltip("machine:N", title="Machine"),
     alt.Tooltip("mid:Q", title="Value (middle)", format=",.3~r"),
+    alt.Tooltip("unit:N", title="Unit"),
     alt.Tooltip("low:Q", title="Range from", format=",.3~r"),
     alt.Tooltip("high:Q", title="Range to", format=",.3~r"),
     alt.Tooltip("ttft_bound:Q", title="First token, roofline bound (s)", format=",.3~r"),
@@ -206,13 +221,18 @@ def calculator(rows: pd.DataFrame, presets: dict, formats: list[str], models_sho
     x = alt.X("mid:Q", scale=alt.Scale(type="log"))
     faint = alt.condition("datum.fits", alt.value(1.0), alt.value(0.35))
     base = chart.encode(y=y, color=_family_color(), tooltip=tips, opacity=faint)
+    # the unit follows what is ranked: on every tick label, every value label and the title
+    unit = f"(({_by(presets)}) == 'ttft' ? ' s' : ' tok/s')"
     ranges = base.mark_rule(strokeWidth=3).encode(x=alt.X(
-        "low:Q", title="s, or tokens/s (log scale)",
-        scale=alt.Scale(type="log")), x2="high:Q")
+        "low:Q", title="first token (s), or tokens/s per stream or per user, as ranked "
+                       "(log scale)",
+        scale=alt.Scale(type="log"),
+        axis=alt.Axis(labelExpr=f"datum.label ? datum.label + {unit} : ''")), x2="high:Q")
     dots = base.mark_point(filled=True, size=70).encode(x=x)
     # no colour channel: the labels take the theme's text colour, light or dark
-    labels = chart.encode(y=y, tooltip=tips).mark_text(align="left", dx=8, fontSize=11).encode(
-        x="high:Q", text=alt.Text("mid:Q", format=",.3~r"))
+    labels = chart.encode(y=y, tooltip=tips).transform_calculate(
+        value_label=f"format(datum.mid, ',.3~r') + {_UNIT_OF_DATUM}").mark_text(
+        align="left", dx=8, fontSize=11).encode(x="high:Q", text="value_label:N")
     if audit:
         audited = ("machine", "fits", "mid", "low", "high", "ttft_bound", "need", "price")
         labels = labels.transform_calculate(audit=" + ';' + ".join(

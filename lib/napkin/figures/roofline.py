@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ..charts import PALETTE, readable, responsive
+from ..charts import DISTINCT, PALETTE, SHAPES, readable, responsive
 from ..roofline import Model, Roof, attainable_flops, batch_to_ridge, context_limit
 from ..units import TFLOPS
 
@@ -44,6 +44,17 @@ def roofline_lines(table: pd.DataFrame, markers: pd.DataFrame,
                          "bw": r["bandwidth_bytes_per_s"] / 1e9})
     df = pd.DataFrame(rows)
     order = [_label(r) for _, r in table.sort_values("ridge_flop_per_byte").iterrows()]
+    if len(order) > len(DISTINCT):
+        raise ValueError(f"roofline_lines draws at most {len(DISTINCT)} chips apart, got "
+                         f"{len(order)}; pass fewer rows")
+    # one colour and one shape per chip, and the legend above the plot: on a phone a legend
+    # below it sits a screen away from the lines it names
+    color = alt.Color("chip:N", title=None, sort=order,
+                      scale=alt.Scale(domain=order, range=DISTINCT[:len(order)]),
+                      legend=alt.Legend(orient="top", columns=3, labelLimit=120,
+                                        symbolStrokeWidth=2, symbolSize=90))
+    shape = alt.Shape("chip:N", title=None, sort=order,
+                      scale=alt.Scale(domain=order, range=SHAPES[:len(order)]))
     pick = alt.selection_point(fields=["chip"], bind="legend", name="chip_pick")
     tooltip = [alt.Tooltip("chip:N", title="Chip"), alt.Tooltip("kind:N", title="FLOP/s figure"),
                alt.Tooltip("peak:Q", title="Peak (TFLOP/s)", format=",.1f"),
@@ -53,14 +64,13 @@ def roofline_lines(table: pd.DataFrame, markers: pd.DataFrame,
               scale=alt.Scale(type="log", domain=list(x_range), nice=False))
     y = alt.Y("tflops:Q", title="attainable TFLOP/s (log scale)", scale=alt.Scale(type="log"))
     lines = alt.Chart(df).mark_line(strokeWidth=2).encode(
-        x=x, y=y, color=alt.Color("chip:N", title=None, sort=order,
-                                  scale=alt.Scale(scheme="tableau20")),
+        x=x, y=y, color=color, detail="chip:N",
         strokeDash=alt.condition(alt.datum.derived, alt.value([2, 2]), alt.value([1, 0])),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.12)),
         tooltip=tooltip).add_params(pick)
     ridges = alt.Chart(df[df["intensity"] == df["ridge"]]).mark_point(
-        filled=True, size=50).encode(
-        x=x, y=y, color=alt.Color("chip:N", sort=order),
+        filled=True, size=90, strokeWidth=1).encode(
+        x=x, y=y, color=color, shape=shape,
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.12)), tooltip=tooltip)
     rules = alt.Chart(markers).mark_rule(color=PALETTE["ceiling"], strokeDash=[4, 3]).encode(
         x="intensity:Q", tooltip=[alt.Tooltip("label:N", title="Workload"),
@@ -70,8 +80,8 @@ def roofline_lines(table: pd.DataFrame, markers: pd.DataFrame,
         x="intensity:Q", y=alt.value(12), text="short:N")
     return responsive(lines + ridges + rules + text, 380, alt.Title(
         "Every chip's roof, and where decode and prefill sit",
-        subtitle="below its ridge a chip waits on memory; dotted: a derived peak; click a "
-                 "chip in the legend"))
+        subtitle=["below its ridge a chip waits on memory; marker: its ridge point;",
+                  "dotted: a derived peak; click a chip in the legend"]))
 
 
 def ridge_dots(table: pd.DataFrame, marks: pd.DataFrame) -> alt.Chart:
@@ -256,8 +266,11 @@ def batch_explorer(model: Model, roof: Roof, batch: int, context: int,
                                                   "one decode step of the whole batch"))
 
 
-def live_batching(df: pd.DataFrame, who: str) -> alt.Chart:
-    """Measured batched decode on this machine against its own roofline prediction."""
+def live_batching(df: pd.DataFrame, who: str, plain: float | None = None) -> alt.Chart:
+    """Measured batched decode on this machine against its own roofline prediction; ``plain``:
+    llama.cpp's plain decode of the same model (tokens/s), drawn at batch 1 beside the
+    harness's own batch 1."""
+    plain_label = "plain decode, one sequence (llama-bench tg)"
     long = pd.concat([
         pd.DataFrame({"batch": df["batch"], "tokens_per_s": df["predicted_tokens_per_s"],
                       "line": "roofline prediction", "stddev": np.nan}),
@@ -267,20 +280,28 @@ def live_batching(df: pd.DataFrame, who: str) -> alt.Chart:
                       "line": "measured (llama.cpp)", "stddev": df["stddev"]}),
     ], ignore_index=True)
     long = readable(long, ["batch", "tokens_per_s"], log=True)
-    lines = ["roofline prediction", "memory bound alone", "measured (llama.cpp)"]
+    lines = ["roofline prediction", "memory bound alone", "measured (llama.cpp)", plain_label]
+    colors = [PALETTE["ceiling"], "#c9c3b8", PALETTE["live"], PALETTE["decode"]]
+    color = alt.Color("line:N", title=None, sort=lines,
+                      scale=alt.Scale(domain=lines, range=colors))
+    tips = [alt.Tooltip("line:N", title="Line"), alt.Tooltip("batch:Q", title="Batch"),
+            alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.1f"),
+            alt.Tooltip("stddev:Q", title="± (stddev)", format=",.1f")]
+    x = alt.X("batch:Q", title="batch (sequences decoded together, log scale)",
+              scale=alt.Scale(type="log"))
+    y = alt.Y("tokens_per_s:Q", title="tokens/s, all sequences together (log scale)",
+              scale=alt.Scale(type="log"))
     base = alt.Chart(long).encode(
-        x=alt.X("batch:Q", title="batch (sequences decoded together, log scale)",
-                scale=alt.Scale(type="log")),
-        y=alt.Y("tokens_per_s:Q", title="tokens/s, all sequences together (log scale)",
-                scale=alt.Scale(type="log")),
-        color=alt.Color("line:N", title=None, sort=lines,
-                        scale=alt.Scale(domain=lines, range=[PALETTE["ceiling"], "#c9c3b8",
-                                                             PALETTE["live"]])),
+        x=x, y=y, color=color,
         strokeDash=alt.StrokeDash("line:N", title=None, sort=lines,
-                                  scale=alt.Scale(domain=lines, range=[[1, 0], [4, 3], [1, 0]])),
-        tooltip=[alt.Tooltip("line:N", title="Line"), alt.Tooltip("batch:Q", title="Batch"),
-                 alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.1f"),
-                 alt.Tooltip("stddev:Q", title="± (stddev)", format=",.1f")])
+                                  scale=alt.Scale(domain=lines,
+                                                  range=[[1, 0], [4, 3], [1, 0], [1, 0]])),
+        tooltip=tips)
     chart = base.mark_line() + base.mark_point(filled=True, size=45)
+    if plain is not None and plain > 0:
+        dot = pd.DataFrame({"batch": [1], "tokens_per_s": [plain], "line": [plain_label],
+                            "stddev": [np.nan]})
+        chart = chart + alt.Chart(dot).mark_point(shape="diamond", filled=True, size=110).encode(
+            x=x, y=y, color=color, tooltip=tips)
     return responsive(chart, 320, alt.Title(
         "Batching on this machine", subtitle=f"{who}: measured against min(compute, memory)"))

@@ -18,7 +18,11 @@ The method (llama.cpp's low-level API through llama-cpp-python):
   (forward, then backward), so drift on a busy machine hits all alike; the
   prompts are filled once, so the caches grow by ``reps x n_steps`` tokens;
 - aggregate tokens/s = ``B x n_steps / seconds``, mean and sample standard
-  deviation over repetitions (llama-bench's convention).
+  deviation over repetitions (llama-bench's convention);
+- before and after the batches, llama.cpp's plain decode of the same model, one sequence in a
+  fresh context (llama-bench's ``tg``, the rate chapter 1 measures): the reference that says
+  whether batch 1 of this harness measured the machine or the harness
+  (:func:`~napkin.measure.batched_report.batch_one`).
 
 Always on the CPU (no layers offloaded), because the prediction it is compared
 with uses this CPU's measured peak and bandwidth.
@@ -37,8 +41,10 @@ from . import bandwidth as bandwidths
 from . import machine, mode, session
 from .gemm import peak_flops
 from .probe import read_bandwidth
-from .batched_report import (bend, bend_fit, bend_sentence, closing_note, efficiency, frame,
-                             model_of, predicted_bend, roof, sentence, shape_sentence, who)
+from .batched_report import (CEILING_SHARE, OVERHEAD_SHARE, batch_one, bend, bend_fit,
+                             bend_sentence, closing_note, describes, efficiency, frame, model_of,
+                             plain_decode, plan_sentence, predicted_bend, roof, sentence,
+                             shape_sentence, who)
 from .inprocess import InProcess
 
 SCHEMA = "napkin.measure.batched/1"
@@ -56,21 +62,28 @@ class BatchPlan:
     fmt: str        # synthetic model format
     gemm_n: int     # size of the square float32 matmul: a yardstick, not the roof
     kernel_tokens: int = 256  # prompt whose prefill measures llama.cpp's own matmul rate
+    plain_tokens: int = 32    # tokens of the plain decode (llama-bench's tg) beside batch 1
 
     def __post_init__(self):
         if not self.batches or any(isinstance(b, bool) or not isinstance(b, int) or b < 1
                                    for b in self.batches):
             raise ValueError(f"batches must be whole numbers >= 1, got {self.batches!r}")
-        for name in ("n_prompt", "n_steps", "reps", "kernel_tokens"):
+        if 1 not in self.batches:
+            raise ValueError(f"batches must include 1 (the point set against plain decode), "
+                             f"got {self.batches!r}")
+        for name in ("n_prompt", "n_steps", "reps", "kernel_tokens", "plain_tokens"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
 
 
-QUICK = BatchPlan("quick", (1, 2, 4, 8, 16, 32, 64), n_prompt=8, n_steps=8, reps=3,
-                  fmt="Q8_0", gemm_n=2048)
+#: Under a minute inside a book build, not five: three batches a factor of four apart, three
+#: timed steps each, two repetitions (a standard deviation of two samples is a rough one), a
+#: short prefill and a short plain decode. It shows the shape, roughly; FULL measures it.
+QUICK = BatchPlan("quick", (1, 4, 16), n_prompt=8, n_steps=3, reps=2, fmt="Q8_0",
+                  gemm_n=2048, kernel_tokens=64, plain_tokens=3)
 FULL = BatchPlan("full", (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64), n_prompt=64, n_steps=32,
-                 reps=5, fmt="Q8_0", gemm_n=3072)
+                 reps=5, fmt="Q8_0", gemm_n=3072, kernel_tokens=256, plain_tokens=32)
 
 
 def plan_from_env() -> BatchPlan:
@@ -151,11 +164,17 @@ class BatchedDecoder:
         self.llama.llama_free(ctx)
 
     def prefill(self, path, n_prompt: int, reps: int):
-        """llama.cpp's prefill of ``n_prompt`` tokens on the CPU: every weight reused by every
-        prompt token, the fastest the machine runs this model's matmul kernels."""
+        """llama.cpp's prefill of ``n_prompt`` tokens on the CPU (:meth:`single`)."""
+        return self.single(path, f"pp{n_prompt}", n_prompt, 0, reps)
+
+    def single(self, path, test: str, n_prompt: int, n_gen: int, reps: int):
+        """One llama-bench test of one sequence on the CPU, alone in a fresh context: a
+        prefill of ``n_prompt`` tokens (every weight reused by every prompt token, the fastest
+        the machine runs this model's matmul kernels) or a plain decode of ``n_gen`` (the rate
+        chapter 1 measures, the reference for batch 1)."""
         model = self.load(path)
         try:
-            return self.runner.run_test(model, f"pp{n_prompt}", n_prompt, 0, 0, reps)
+            return self.runner.run_test(model, test, n_prompt, n_gen, 0, reps)
         finally:
             self.llama.llama_model_free(model)
 
@@ -226,9 +245,14 @@ def run(plan: BatchPlan = QUICK, threads: int | None = None,
     before = read_bandwidth(threads=decoder.threads)
     progress(f"measuring peak FLOP/s ({plan.gemm_n} x {plan.gemm_n} float32 matmul)")
     gemm = peak_flops(plan.gemm_n)
+    tg = f"tg{plan.plain_tokens}"
+    progress(f"plain decode of the same model ({tg}, one sequence), before the batches")
+    plain_before = decoder.single(path, tg, 0, plan.plain_tokens, plan.reps)
     info, points = decoder.measure(path, plan.batches, plan.n_prompt, plan.n_steps, plan.reps,
                                    progress)
-    progress(f"measuring llama.cpp's own matmul rate (pp{plan.kernel_tokens} on the same model)")
+    progress(f"plain decode again ({tg}), and llama.cpp's own matmul rate "
+             f"(pp{plan.kernel_tokens} on the same model)")
+    plain_after = decoder.single(path, tg, 0, plan.plain_tokens, plan.reps)
     pp = decoder.prefill(path, plan.kernel_tokens, plan.reps)
     after = read_bandwidth(threads=decoder.threads)
     used = bandwidths.of_probe(before, after, machine.cpu_model())
@@ -247,6 +271,9 @@ def run(plan: BatchPlan = QUICK, threads: int | None = None,
                    "flops_per_s": pp.tokens_per_s * per_token,
                    "kind": f"llama.cpp {plan.fmt} prefill, measured"},
         "flops_per_s": pp.tokens_per_s * per_token,
+        "plain": {"before": plain_before.to_dict(), "after": plain_after.to_dict(),
+                  "kind": "llama.cpp plain decode of the same model: one sequence, a fresh "
+                          "context, llama-bench's method (chapter 1's rate)"},
         "points": points,
     }
 
@@ -268,5 +295,6 @@ def live(plan: BatchPlan = QUICK, **kwargs) -> dict | None:
 
 
 __all__ = ["BatchPlan", "QUICK", "FULL", "plan_from_env", "BatchedDecoder", "run", "live",
-           "bend", "bend_fit", "bend_sentence", "closing_note", "efficiency", "frame", "model_of", "predicted_bend",
-           "roof", "sentence", "shape_sentence", "who"]
+           "CEILING_SHARE", "OVERHEAD_SHARE", "batch_one", "bend", "bend_fit", "bend_sentence",
+           "closing_note", "describes", "efficiency", "frame", "model_of", "plain_decode",
+           "plan_sentence", "predicted_bend", "roof", "sentence", "shape_sentence", "who"]

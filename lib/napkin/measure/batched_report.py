@@ -7,11 +7,23 @@ under ``results/``); nothing here runs llama.cpp.
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
 
 from . import machine
+
+#: Batch 1 of the harness and llama.cpp's plain decode run the same model through the same
+#: library; a batch 1 below this share of the plain rate (the slower of its runs before and
+#: after the batches) is the harness's overhead, not the machine's memory.
+OVERHEAD_SHARE = 0.5
+#: For records without a plain decode: a batch 1 below this share of the memory-bound ceiling
+#: cannot be told from harness overhead (chapter 1's published plain runs reach far more).
+CEILING_SHARE = 0.1
+#: A fitted bend this close to the predicted one (either way) is where the roofline bends.
+BEND_FACTOR = 2.0
+
 
 def roof(record: dict):
     """This machine's roof for the kernels that ran: llama.cpp's own prefill rate on the same
@@ -54,6 +66,44 @@ def frame(record: dict | None) -> pd.DataFrame:
                      "compute_bound_tokens_per_s": s.batch * r.flops_per_s / s.flops,
                      "intensity": s.intensity, "bound": s.bound})
     return pd.DataFrame(rows, columns=cols)
+
+
+def plain_decode(record: dict) -> dict | None:
+    """llama.cpp's plain decode of the same model in the same record (one sequence, a fresh
+    context, before and after the batches): its test, both rates, their mean and the slower;
+    None for records made before the harness measured it."""
+    plain = record.get("plain")
+    if not plain:
+        return None
+    before, after = plain["before"]["tokens_per_s"], plain["after"]["tokens_per_s"]
+    return {"test": plain["before"]["test"], "before": before, "after": after,
+            "mean": (before + after) / 2, "slower": min(before, after)}
+
+
+def batch_one(record: dict) -> dict:
+    """Whether batch 1 of the batched harness measured the machine or the harness.
+
+    The reference is llama.cpp's plain decode of the same model in the same record, the rate
+    chapter 1 measures (``reference`` "plain": batch 1 is overhead below
+    :data:`OVERHEAD_SHARE` of its slower run); in records without one, the memory-bound
+    ceiling (``reference`` "ceiling": below :data:`CEILING_SHARE` of it, batch 1 cannot be
+    told from overhead). ``share`` is batch 1 over the reference, ``overhead`` the verdict."""
+    df = frame(record)
+    ones = df[df["batch"] == 1]
+    if ones.empty:
+        raise ValueError("the record has no batch-1 point to check; measure batch 1")
+    one = ones.iloc[0]
+    plain = plain_decode(record)
+    if plain is not None:
+        reference, rate, threshold = "plain", plain["slower"], OVERHEAD_SHARE
+    else:
+        reference, rate, threshold = ("ceiling", float(one["memory_bound_tokens_per_s"]),
+                                      CEILING_SHARE)
+    share = float(one["tokens_per_s"]) / rate
+    return {"batch1_tokens_per_s": float(one["tokens_per_s"]), "reference": reference,
+            "reference_tokens_per_s": rate, "share": share, "threshold": threshold,
+            "overhead": share < threshold,
+            "memory_bound_tokens_per_s": float(one["memory_bound_tokens_per_s"])}
 
 
 def bend_fit(batches, tokens_per_s) -> tuple[float, float]:
@@ -140,18 +190,70 @@ def _fit(record: dict) -> tuple[float, float, float]:
     return knee, misfit, float((df["stddev"] / df["tokens_per_s"]).median()) / math.sqrt(reps)
 
 
-def _fit_words(record: dict) -> str:
-    """The fitted bend, how well the roofline's shape fits, and whether the noise explains
-    the miss."""
+def describes(record: dict) -> bool:
+    """Whether the roofline describes the measured curve: batch 1 measured the machine
+    (:func:`batch_one`), a curve of the roofline's shape fits the points within their spread,
+    and it bends within :data:`BEND_FACTOR` of where this machine's roofline bends. A shape
+    that fits but bends elsewhere is not the roofline."""
+    if batch_one(record)["overhead"]:
+        return False
     knee, misfit, error = _fit(record)
+    predicted = predicted_bend(record)
+    if misfit > error:
+        return False
+    if math.isinf(knee) or math.isinf(predicted):
+        return math.isinf(knee) and math.isinf(predicted)
+    return 1 / BEND_FACTOR <= knee / predicted <= BEND_FACTOR
+
+
+def _fit_words(record: dict) -> str:
+    """The fitted bend, how well the roofline's shape fits, whether the noise explains the
+    miss, and whether the bend is the roofline's (:func:`describes`)."""
+    knee, misfit, error = _fit(record)
+    predicted = predicted_bend(record)
     where = ("never flattens within the batches measured" if math.isinf(knee)
              else f"bends at a batch of **{knee:,.1f}**")
-    verdict = ("more than the spread of the means (about {:.0%}) explains, so on this machine "
-               "the measured curve does not have the roofline's shape" if misfit > error else
-               "within the spread of the means (about {:.0%}), so the roofline's shape "
-               "describes it").format(error)
+    if misfit > error:
+        verdict = (f"more than the spread of the means (about {error:.0%}) explains, so on this "
+                   "machine the measured curve does not have the roofline's shape")
+    elif describes(record):
+        verdict = (f"within the spread of the means (about {error:.0%}), and within a factor "
+                   f"of {BEND_FACTOR:.0f} of where this machine's roofline bends "
+                   f"({predicted:,.1f}): here the roofline describes the curve")
+    else:
+        verdict = (f"within the spread of the means (about {error:.0%}): the curve has the "
+                   f"roofline's shape, but this machine's roofline bends at {predicted:,.1f}, "
+                   "so the roofline does not describe it")
     return (f"A curve of the roofline's shape fitted to all the measured points {where}, "
             f"missing them by {misfit:.0%} on average, {verdict}.")
+
+
+def _batch_one_words(record: dict) -> str:
+    """Batch 1 against its reference, and the verdict (:func:`batch_one`)."""
+    check = batch_one(record)
+    plain = plain_decode(record)
+    b1 = check["batch1_tokens_per_s"]
+    if plain is not None:
+        text = (f"Decoding one sequence in this harness gave **{b1:,.1f} tokens/s**; "
+                f"llama.cpp's plain decode of the same model, alone in a fresh context the way "
+                f"chapter 1 measures it ({plain['test']}), gave {plain['before']:,.1f} before "
+                f"the batches and {plain['after']:,.1f} after, so batch 1 reached "
+                f"**{check['share']:.0%}** of the slower.")
+        if check["overhead"]:
+            return text + (f" That is below {check['threshold']:.0%}: at batch 1 this harness "
+                           "measured its own cost per step, not this machine's memory, and the "
+                           "batches above it ran through the same harness, so this curve is "
+                           "not read against the roofline.")
+        return text + (f" At {check['threshold']:.0%} or more, the harness adds little: batch 1 "
+                       "measured the machine.")
+    text = (f"Decoding one sequence gave **{b1:,.1f} tokens/s**, {check['share']:.0%} of the "
+            f"memory bound ({check['reference_tokens_per_s']:,.1f}); this record holds no "
+            "plain decode of the same model to set it against.")
+    if check["overhead"]:
+        return text + (f" Below {check['threshold']:.0%} of the ceiling, the harness's overhead "
+                       "cannot be told from the machine's, so this curve is not read against "
+                       "the roofline.")
+    return text
 
 
 def sentence(record: dict | None) -> str:
@@ -164,19 +266,19 @@ def sentence(record: dict | None) -> str:
     top = df.loc[df["tokens_per_s"].idxmax()]
     gemm = record["gemm"]["best_flops_per_s"]
     noisiest = df.loc[(df["stddev"] / df["tokens_per_s"]).idxmax()]
+    shape = ("" if batch_one(record)["overhead"] else
+             " " + shape_sentence(record) + " " + _fit_words(record))
     return (f"On the machine that built this page ({machine.label(record['machine'])}) "
             f"llama.cpp prefilled the same model at **{r.flops_per_s / 1e9:,.0f} GFLOP/s** "
             f"({r.flops_kind}; a {record['gemm']['n']}-wide float32 matmul through numpy ran at "
             f"{gemm / 1e9:,.0f}, {_times(gemm, r.flops_per_s)}) and the probe read memory "
             f"at **{r.bandwidth_bytes_per_s / 1e9:,.1f} GB/s** (its best pass, before and after "
             f"the runs; the passes varied by {_probe_spread(record):.0%}), a ridge point of "
-            f"**{r.ridge:,.1f} FLOP/byte**. Decoding one sequence gave "
-            f"**{df['tokens_per_s'].iloc[0]:,.0f} tokens/s**; the best batch, "
-            f"{int(top['batch'])}, gave **{top['tokens_per_s']:,.0f} tokens/s** in all. The "
+            f"**{r.ridge:,.1f} FLOP/byte**. " + _batch_one_words(record) + " The best batch, "
+            f"{int(top['batch'])}, gave **{top['tokens_per_s']:,.1f} tokens/s** in all. The "
             f"repetitions' standard deviation reached "
             f"{noisiest['stddev'] / noisiest['tokens_per_s']:.0%} of their mean (at batch "
-            f"{int(noisiest['batch'])}; the ± column). " + shape_sentence(record) + " "
-            + _fit_words(record))
+            f"{int(noisiest['batch'])}; the ± column)." + shape)
 
 
 def who(record: dict | None) -> str:
@@ -186,16 +288,20 @@ def who(record: dict | None) -> str:
     from .record import bandwidth_label
 
     return (f"{machine.label(record['machine'])}, llama.cpp on the CPU, bandwidth "
-            f"{bandwidth_label(record)}")
+            f"{bandwidth_label(record)}, {record['mode']} plan")
 
 
 def efficiency(record: dict) -> dict:
-    """How close llama.cpp came to each side of the roof: batch 1 against the memory bound,
-    the best batch against the compute bound (one point each, so as noisy as those points)."""
+    """How close llama.cpp came to each side of the roof: batch 1 (and the plain decode,
+    where the record has one) against the memory bound, the best batch against the compute
+    bound (one point each, so as noisy as those points)."""
     df = frame(record)
     one = df[df["batch"] == 1].iloc[0]
     best = df.loc[df["tokens_per_s"].idxmax()]
+    plain = plain_decode(record)
     return {"memory_fraction": one["tokens_per_s"] / one["memory_bound_tokens_per_s"],
+            "plain_memory_fraction": (None if plain is None else
+                                      plain["mean"] / one["memory_bound_tokens_per_s"]),
             "compute_fraction": best["tokens_per_s"] / best["compute_bound_tokens_per_s"],
             "best_batch": int(best["batch"])}
 
@@ -204,17 +310,32 @@ def bend_sentence(record: dict | None) -> str:
     """The fitted bend against the prediction, and how far each side of the roof was reached."""
     if record is None:
         return "There is no live batch curve on this page."
+    eff = efficiency(record)
+    check = batch_one(record)
+    if check["overhead"]:
+        parts = ["Its batch 1 measured the harness, not the machine (above), so this page reads "
+                 "no bend from its batch curve."]
+        if eff["plain_memory_fraction"] is not None:
+            parts.append(f"llama.cpp's plain decode of the same model reached "
+                         f"{eff['plain_memory_fraction']:.0%} of the memory bound.")
+        parts.append(f"At its best batch ({eff['best_batch']}) the batched decode reached "
+                     f"{eff['compute_fraction']:.0%} of the compute bound.")
+        return " ".join(parts)
     knee, misfit, error = _fit(record)
     predicted = predicted_bend(record)
-    eff = efficiency(record)
     where = ("never flattens within the batches measured" if math.isinf(knee)
              else f"bends at about **{knee:.1f}**")
-    text = (f"Fitted with the roofline's shape, its measured batch curve {where}, where the "
-            f"prediction bends at **{predicted:.1f}**"
-            + (f"; but that shape misses the measured points by {misfit:.0%} on average, more "
+    if misfit > error:
+        fit = (f"; but that shape misses the measured points by {misfit:.0%} on average, more "
                "than their spread explains, so the bend is a summary of a curve the roofline "
-               "does not describe here." if misfit > error else
-               ", and the shape fits the points within their spread.")
+               "does not describe here.")
+    elif describes(record):
+        fit = ", and the shape fits the points within their spread: the roofline describes it."
+    else:
+        fit = (", and the shape fits the points within their spread, but the bend is not "
+               "where the roofline puts it, so the roofline does not describe the curve.")
+    text = (f"Fitted with the roofline's shape, its measured batch curve {where}, where the "
+            f"prediction bends at **{predicted:.1f}**" + fit
             + f" At batch 1 llama.cpp reached {eff['memory_fraction']:.0%} of the memory bound, "
             f"and at its best batch ({eff['best_batch']}) {eff['compute_fraction']:.0%} of the "
             f"compute bound.")
@@ -227,6 +348,18 @@ def bend_sentence(record: dict | None) -> str:
     return text
 
 
+def plan_sentence(plan) -> str:
+    """What a plan measures, in words (a :class:`~napkin.measure.batched.BatchPlan` or the
+    plan a record saved): batches, steps, repetitions and the single-sequence tests."""
+    p = plan if isinstance(plan, dict) else asdict(plan)
+    b = [f"{x:,d}" for x in p["batches"]]
+    batches = b[0] if len(b) == 1 else ", ".join(b[:-1]) + f" and {b[-1]}"
+    return (f"batches {batches}, {p['n_steps']:,d} timed steps each after "
+            f"{p['n_prompt']:,d}-token prompts, {p['reps']:,d} repetitions, a plain decode "
+            f"of {p['plain_tokens']:,d} tokens before and after, and a "
+            f"{p['kernel_tokens']:,d}-token prefill")
+
+
 def _times(a: float, b: float) -> str:
     """``a`` relative to ``b`` in words: "2.1x less" or "1.3x more"."""
     return f"{b / a:.1f}x less" if a <= b else f"{a / b:.1f}x more"
@@ -236,18 +369,33 @@ def closing_note(record: dict | None, essay_gap: float, reference_ridge: float,
                  reference: str = "an H100",
                  essay_test: str = "gpt-oss-120b, pp2048 against tg32, on DGX Spark") -> str:
     """Chapter 3's closing paragraph: this machine's prefill/decode gap and ridge point, both
-    from the batched run itself (its prefill rate and its batch-1 decode), set beside the
-    essay's figures for scale only (other models, tests and machines), then its batch curve."""
+    from the batched run itself (its prefill rate against llama.cpp's plain decode of the same
+    model; never against a batch 1 that measured the harness, :func:`batch_one`), set beside
+    the essay's figures for scale only (other models, tests and machines), then its batch
+    curve."""
     if record is None:
         return ("llama.cpp could not run where this page was built, so this machine's gap, "
                 "ridge point and batch curve are missing; run the notebooks on yours.")
     r = roof(record)
     pp = record["kernel"]["rate"]
-    one = frame(record).set_index("batch")["tokens_per_s"].iloc[0]
-    return (f"The machine that built this page ({machine.label(record['machine'])}) prefilled "
-            f"**{pp['tokens_per_s'] / one:.1f}x** faster than it decoded in the run above "
-            f"({pp['test']} against batch-1 decode of the same model), where the essay has "
-            f"{essay_gap:.0f}x ({essay_test}): another model, test and machine, shown for "
-            f"scale only. Its ridge point is **{r.ridge:.1f} FLOP/byte** "
+    plain, check = plain_decode(record), batch_one(record)
+    label = machine.label(record["machine"])
+    scale = (f"where the essay has {essay_gap:.0f}x ({essay_test}): another model, test and "
+             "machine, shown for scale only.")
+    if plain is not None:
+        gap = (f"The machine that built this page ({label}) prefilled "
+               f"**{pp['tokens_per_s'] / plain['mean']:.1f}x** faster than it decoded in the run "
+               f"above ({pp['test']} against {plain['test']}, llama.cpp's plain decode of the "
+               f"same model, the mean of its two runs), " + scale)
+    elif not check["overhead"]:
+        gap = (f"The machine that built this page ({label}) prefilled "
+               f"**{pp['tokens_per_s'] / check['batch1_tokens_per_s']:.1f}x** faster than it "
+               f"decoded in the run above ({pp['test']} against batch-1 decode of the same "
+               "model), " + scale)
+    else:
+        gap = (f"The machine that built this page ({label}) gives no prefill/decode gap here: "
+               "its batch 1 may have measured the harness (above), and the record holds no "
+               "plain decode to divide by.")
+    return (gap + f" Its ridge point is **{r.ridge:.1f} FLOP/byte** "
             f"({r.flops_kind}, over the probed bandwidth: a rate reached, not a datasheet peak), "
             f"where {reference}'s datasheet gives {reference_ridge:.0f}. " + bend_sentence(record))

@@ -131,7 +131,7 @@ def _bisect(predicate, low: int, high: int) -> int:
 
 
 def capacity_turn(model: Model, roof: Roof, attention_ridge: float | None = None,
-                  max_context: int | None = None) -> dict:
+                  max_context: int | None = None, need=None) -> dict:
     """Where memory, not the roofline, keeps decode memory-bound, computed exactly.
 
     With every sequence's cache read counted, the batch a decode step needs to reach the
@@ -140,15 +140,17 @@ def capacity_turn(model: Model, roof: Roof, attention_ridge: float | None = None
     is the shortest context at which M(c) < B*(c): from there on, no batch the memory holds is
     compute-bound (1 when even one-token sequences cannot fit enough of a batch; None when
     compute-bound batches fit at every context up to ``max_context``, by default the model's
-    own limit, :func:`napkin.kvcache.context_limit`).
+    own limit, :func:`napkin.kvcache.context_limit`). ``need``: another model's B*(c), a
+    function of the context returning a batch (``math.inf`` for none), e.g. the calibrated
+    step model's (:func:`napkin.capacity.calibrated_turn`); by default the roofline's.
     """
     from ..kvcache import context_limit as served
 
     limit = served(model.config) if max_context is None else _count("max_context",
                                                                        max_context, 1)
-
-    def need(c: int) -> float:
-        return batch_to_ridge(model, roof.ridge, c, attention_ridge)
+    if need is None:
+        def need(c: int) -> float:
+            return batch_to_ridge(model, roof.ridge, c, attention_ridge)
 
     def short(c: int) -> bool:
         return max_batch(model, roof, c) < need(c)
