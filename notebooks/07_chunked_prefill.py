@@ -324,7 +324,7 @@ paired = sat[sat["policy"] == "chunked"].pivot_table(index="seed", columns="budg
 glue_markdown("sat_every_seed", "in every seed" if ((paired[ttft_b] < paired[itl_b]).all() or
                                                    (paired[ttft_b] > paired[itl_b]).all())
               else "though not in every seed")
-glue("layer_ms", 1e3 * step.calibration.layer_overhead_s * float(step.constants.layers[0]))
+glue("layer_ms", 1e3 * step.cost(0, 0, 0, 0).overhead_s.item())  # an empty step: its layers' cost
 glue("loads_low", min(S.loads))
 glue("loads_high", max(S.loads))
 glue("drop_first", S.drop_first)

@@ -87,3 +87,24 @@ def test_the_step_model_does_not_import_its_validation():
             reach.add(dep)
             todo.append(dep)
     assert not {m for m in reach if m.startswith("napkin.validation")}
+
+
+def test_pages_read_only_the_declared_surface():
+    """A chapter reaches the library through names a module declares in ``__all__`` (the API
+    page lists them), never a private one."""
+    from napkin import surface
+    wrong = [f"{u.page}:{u.line} {u.module}.{u.name}" for path in surface.sources()
+             for u in surface.uses(path) if u.name not in surface.public_names(u.module)]
+    assert not wrong, f"pages read names their modules do not declare public: {wrong}; add " \
+                      "them to the module's __all__ or use a public one"
+
+
+def test_the_surface_finds_what_a_page_reads(tmp_path):
+    from napkin import surface
+    page = tmp_path / "p.py"
+    page.write_text("import napkin\nfrom napkin import buying\nfrom napkin.serving import "
+                    "chapter as sv\nfrom napkin.prose import glue\nbuying.rank(1).x\n"
+                    "sv._private\nnapkin.predict.step.cost(1)\n")
+    found = {(u.module, u.name) for u in surface.uses(page)}
+    assert found == {("napkin.prose", "glue"), ("napkin.buying", "rank"),
+                     ("napkin.serving.chapter", "_private"), ("napkin.predict.step", "cost")}

@@ -240,3 +240,48 @@ def test_every_shown_piece_of_code_exists(py):
             if key in options:
                 assert options[key].strip().strip('"') in path.read_text(), \
                     f"{py.name}: {path.name} has no {options[key]!r}"
+
+
+# A chapter quotes the calibrated model through napkin.predict: it may show a fitted parameter,
+# but arithmetic on one re-derives the model by a formula of the chapter's own (chapter 3's
+# "ridge x efficiency" crossover ignored the model's matmul ramp).
+def _calibration_fields() -> set[str]:
+    from dataclasses import fields
+    from napkin.predict.calibration import Calibration
+    return {f.name for f in fields(Calibration) if f.type in ("float", float)}
+
+
+def _own_calibrated_formulas(source: str, fields: set[str]) -> list[str]:
+    """Lines of ``source`` doing arithmetic on a calibration parameter, directly or through a
+    name it was assigned to."""
+    tree = ast.parse(source)
+
+    def reads_field(node) -> bool:
+        return any(isinstance(n, ast.Attribute) and n.attr in fields for n in ast.walk(node))
+    tainted = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+               and reads_field(node.value) for t in node.targets if isinstance(t, ast.Name)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and (reads_field(node) or any(
+                isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(node))):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+@pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
+def test_calibrated_figures_come_from_napkin_predict(py):
+    source = "\n".join("".join(c["source"]) for c in code_cells(load(py)))
+    found = _own_calibrated_formulas(source, _calibration_fields())
+    assert not found, (f"{py.name} does arithmetic on the calibration's parameters: "
+                       f"{found}; compute the figure through napkin.predict (step.cost, "
+                       "compute_bound_batch, ...) and glue its result")
+
+
+def test_the_own_formula_detector():
+    fields = _calibration_fields()
+    assert "compute_efficiency" in fields
+    assert _own_calibrated_formulas("glue('eta', cal.bandwidth_efficiency)", fields) == []
+    assert _own_calibrated_formulas(
+        "b = ridge * cal.compute_efficiency / cal.bandwidth_efficiency", fields)
+    assert _own_calibrated_formulas("eta = cal.compute_efficiency\nb = 295 * eta", fields)
+    assert _own_calibrated_formulas("b = step_seconds(d, 64, 0) * 2", fields) == []

@@ -17,6 +17,12 @@ import pandas as pd
 from . import buying, catalog, hardware, kvcache, roofline
 from .units import GB, KB, MB, GiB, KiB, MiB
 
+__all__ = ["attention_ridge", "batch_limit_curves", "calculator_rows", "calibrated_turn",
+           "capacity_turn", "chip_display", "chip_table", "CHIPS", "CONTEXTS", "DATACENTER",
+           "extra_sequence_cost", "in_units", "max_batch_grid", "max_batch_table", "model_display",
+           "model_table", "naive_kv_cache_bytes", "roof_of", "units_display", "units_table",
+           "WEIGHTS"]
+
 #: The chips the chapter sizes caches for, by their book names.
 CHIPS = ("H100 SXM", "H200", "B200", "M2 Ultra", "DGX Spark")
 #: Datacenter chips whose roofline crossover the capacity chart draws.

@@ -15,6 +15,8 @@ import pandas as pd
 
 from . import models, tables
 
+__all__ = ["config", "index", "names", "params", "source", "weight_bytes"]
+
 
 def index() -> pd.DataFrame:
     """``data/models.csv``: one row per model, with its config file and sources."""

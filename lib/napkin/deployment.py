@@ -22,6 +22,8 @@ from . import catalog, kvcache, papers, roofline
 from .models import bits_per_weight
 from .units import GB, GiB, require_positive
 
+__all__ = ["deploy", "Deployment", "model_of", "paper_overhead_share", "paper_table1_bytes"]
+
 
 def paper_table1_bytes() -> dict[str, float]:
     """The vLLM paper's Table 1 (OPT-13B on one A100) in bytes, each "GB" read as what it is.

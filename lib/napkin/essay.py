@@ -11,6 +11,8 @@ import pandas as pd
 
 from . import tables
 
+__all__ = ["claim", "claims", "claims_table", "DATE", "TITLE"]
+
 TITLE = "Prefill and decode want different machines"
 #: The essay's date, from its front matter (``date:``); it has not been updated since.
 DATE = "2026-08-28"

@@ -19,6 +19,9 @@ from . import kvcache
 from .models import load_config, require_int
 from .units import require_positive
 
+__all__ = ["decode_at_depth", "depth_grid", "depth_where_cache_equals_weights", "variant_display",
+           "variant_table", "variants"]
+
 
 def variants(config, gqa_label: str = "GQA") -> dict[str, dict]:
     """{"MHA": ..., "GQA": ..., "MQA": ...}: the config with every query head given its

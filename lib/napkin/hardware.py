@@ -27,6 +27,9 @@ import pandas as pd
 from . import tables
 from .units import GB, TFLOPS, GiB
 
+__all__ = ["apple_chip_name", "ARITHMETIC", "CAPACITY_SPECS", "chip", "Chip", "chips", "Peak",
+           "peak_spec_parts", "spec_table"]
+
 #: The arithmetic kinds the book knows, and what each covers.
 ARITHMETIC = {
     "fp16": "FP16/BF16 matmul",

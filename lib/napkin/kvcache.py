@@ -33,6 +33,11 @@ from typing import Mapping
 from .models import head_dim, load_config, require_int
 from .units import require_positive
 
+__all__ = ["context_limit", "decode_step_bytes", "dtype_bytes", "dtype_name", "head_dim",
+           "KV_BLOCK", "kv_bytes_per_token", "kv_cache_bytes", "KV_DTYPE_BYTES", "Layer",
+           "LAYER_KINDS", "layers", "linear_form", "LinearForm", "max_batch", "max_context",
+           "max_tokens", "RECURRENT_KINDS"]
+
 #: Bytes per cached element by format. The q and iq formats are llama.cpp's block
 #: layouts (ggml-common.h): q8_0 stores 32 values in 34 bytes (an f16 scale and 32
 #: int8), q4_0 in 18, q4_1 in 20, q5_0 in 22, q5_1 in 24, iq4_nl in 18.

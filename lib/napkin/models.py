@@ -16,6 +16,9 @@ import pandas as pd
 from . import tables
 from .units import require_positive
 
+__all__ = ["BITS_PER_WEIGHT", "bits_per_weight", "dense_params", "gguf_size_bytes", "gguf_sizes",
+           "head_dim", "load_config", "require_int", "weight_bytes"]
+
 #: Bits per weight of llama.cpp storage formats: the block layouts in ggml's
 #: ggml-common.h (block size and bytes per block). Q8_0: 34 bytes per 32
 #: weights; Q4_0: 18 per 32; MXFP4: 17 per 32; Q4_K: 144 per 256. FP8 (E4M3, as

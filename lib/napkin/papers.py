@@ -13,6 +13,8 @@ import pandas as pd
 
 from . import tables
 
+__all__ = ["claim", "quote", "table", "TABLE"]
+
 TABLE = "serving_papers_claims"
 
 

@@ -16,6 +16,10 @@ import pandas as pd
 from . import hardware, models, tables
 from .units import GB
 
+__all__ = ["all_machines", "apple", "COLUMNS", "cpus", "ESSAY_CHIPS", "essay_table",
+           "fixed_cost_fit", "gpus", "llama2_7b_bytes_per_token", "llama2_7b_embedding_bytes",
+           "ultra_uplift", "variant_readings", "VARIANT_READINGS"]
+
 COLUMNS = ["machine", "family", "quant", "bandwidth_bytes_per_s", "bytes_per_token",
            "tokens_per_s", "ceiling_tokens_per_s", "fraction_of_ceiling", "confidence",
            "source_url"]

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
+__all__ = ["available", "BYTE_FORMATS", "data_dir", "DISPLAY_FORMATS", "load", "path_of", "row",
+           "Shown", "SORT_SCRIPT", "sortable", "Sortable", "sources", "styled", "version"]
+
 
 def data_dir() -> Path:
     """``data/`` of this checkout, or ``$NAPKIN_DATA`` when set."""

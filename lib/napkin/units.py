@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
+__all__ = ["BYTE_UNITS", "fmt_bandwidth", "fmt_bytes", "GB", "GiB", "KB", "KiB", "MB", "MiB",
+           "require_positive", "require_whole", "TFLOPS", "to_bytes"]
+
 KB, MB, GB, TB = 1e3, 1e6, 1e9, 1e12
 KiB, MiB, GiB, TiB = 2.0**10, 2.0**20, 2.0**30, 2.0**40
 TFLOPS = 1e12

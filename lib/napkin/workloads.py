@@ -16,6 +16,9 @@ import numpy as np
 from . import papers
 from .units import require_positive, require_whole
 
+__all__ = ["DEFAULT_SIGMA", "mean_standard_error", "Requests", "sample_requests", "workload",
+           "Workload"]
+
 #: The spread (standard deviation of log-length) unless a chapter says otherwise.
 DEFAULT_SIGMA = 1.0
 

@@ -12,6 +12,10 @@ from ..prose import count
 from . import energy, page, prices
 from .throughput import RENTED
 
+__all__ = ["api_display", "API_MODELS", "band_text", "breakeven_display", "COST_COLUMNS",
+           "cost_display", "error_display", "HEADLINE", "headline", "join", "list_price_display",
+           "measured_serving", "priced_list", "rental_display", "way_name"]
+
 #: The workload the chapter's text follows (the calculator offers the others).
 HEADLINE = "Llama 3.3 70B, 8-bit, chat"
 #: API models the price table lists.

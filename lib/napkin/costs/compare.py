@@ -21,6 +21,9 @@ from . import model, power, prices
 from .model import Usage
 from .throughput import DESK, KV, RENTED, TP_SIZES, Serving, committed, owned, rented
 
+__all__ = ["API", "API_PRICE_KIND", "api_row", "BREAKEVEN_COLUMNS", "breakeven_table",
+           "cheapest_at_speed", "cost_column", "cost_table", "servings", "trade_curves"]
+
 #: What an API row is called, and what its price is: the blended price of a request, per
 #: million output tokens (the output price plus the input price times prompt over answer).
 API = "API"

@@ -28,6 +28,9 @@ import pandas as pd
 from .. import catalog, predict, tables
 from . import power
 
+__all__ = ["at_the_wall", "check", "cost_from_measurements", "error_summary", "measurements",
+           "WEIGHTS"]
+
 #: ML.ENERGY's weight precisions -> the book's weight formats.
 WEIGHTS = {"bfloat16": "BF16", "mxfp4": "MXFP4", "fp8": "FP8"}
 

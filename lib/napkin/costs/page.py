@@ -28,6 +28,10 @@ from . import compare, model, power, prices, service, throughput
 from .model import Usage
 from .throughput import DESK, KV, RENTED, TP_SIZES
 
+__all__ = ["breakeven_expressions", "DENSE_UP_TO", "DIGITS", "expressions", "grid", "LOAD_COLUMNS",
+           "NEVER_S", "pick", "POINTS", "presets", "prune", "rows", "SLIDERS", "split",
+           "WAY_COLUMNS"]
+
 #: The page's sliders -> the formulas' inputs they set.
 SLIDERS = {"hours_per_day": "hours", "usd_per_kWh": "elec", "life_years": "life"}
 #: Users at once tried one by one before the grid turns log-spaced.

@@ -18,6 +18,9 @@ import pandas as pd
 
 from .. import tables
 
+__all__ = ["local_stream_energy", "measured", "MEASURED", "node", "NODE_MAX", "NODE_TYPICAL",
+           "NODES", "pue", "pue_range", "PUE_SCOPE", "rating", "RATINGS", "rented_draw", "used"]
+
 #: Ratings, in the order the book prefers them: the chip's or board's own figure.
 RATINGS = ("thermal design power", "total graphics power", "maximum board power",
            "vendor's maximum at the wall")

@@ -17,6 +17,11 @@ import pandas as pd
 from .. import tables
 from ..units import require_positive
 
+__all__ = ["age_days", "api_price", "api_quotes", "api_usd_per_mtok", "COMMITTED",
+           "committed_price", "committed_quotes", "day", "DEFAULT_REGION", "electricity",
+           "electricity_range", "list_prices", "ON_DEMAND", "price_dates", "rental_price",
+           "rental_quotes", "rental_table", "span_text", "STANDS_FOR"]
+
 #: Offers that a reader can rent by the hour today, without a reservation or a spot bid.
 ON_DEMAND = ("on-demand", "on-demand, instance with host", "marketplace")
 #: Contracts that pay every hour of a term, used or not (data/gpu_rental_prices.csv).

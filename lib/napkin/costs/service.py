@@ -18,6 +18,8 @@ from functools import lru_cache
 
 from .. import tables
 
+__all__ = ["chat", "reading_tokens_per_s", "ServiceLevel", "sources"]
+
 
 @dataclass(frozen=True)
 class ServiceLevel:

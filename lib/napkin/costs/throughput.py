@@ -34,6 +34,10 @@ from ..units import GiB
 from . import power, prices
 from .service import ServiceLevel
 
+__all__ = ["band", "BAND_CASE", "band_scenario", "committed", "DESK", "desk_format",
+           "desk_tokens_per_s", "KV", "LLAMA_CPP_FORMATS", "owned", "rented", "RENTED", "Serving",
+           "TP_SIZES"]
+
 #: The desk machines chapter 11 prices (chip names of ``data/hardware_specs.csv``).
 DESK = ("DGX Spark", "M3 Ultra", "Strix Halo", "RTX PRO 6000 Blackwell", "RTX 5090",
         "RTX 4090")

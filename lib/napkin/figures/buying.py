@@ -13,6 +13,8 @@ from .. import buying, models
 from ..charts import PALETTE, responsive
 from ..units import GiB
 
+__all__ = ["calculator", "extrapolation", "RAISED", "ttft_ranking", "VENDOR_COLORS"]
+
 VENDOR_COLORS = {"Apple": PALETTE["apple"], "NVIDIA": PALETTE["nvidia"], "AMD": PALETTE["amd"]}
 RAISED = " (raise GPU limit)"
 

@@ -9,6 +9,9 @@ import pandas as pd
 from ..charts import PALETTE, bar_labels, readable, responsive
 from ..units import GB
 
+__all__ = ["all_machines", "calculator", "essay_bars", "FAMILY_COLORS", "fraction_strip", "LIVE",
+           "QUANT_COLORS", "quantization_lever"]
+
 FAMILY_COLORS = {
     "Apple Silicon": PALETTE["apple"],
     "GPU (CUDA)": PALETTE["nvidia"],

@@ -10,6 +10,9 @@ import pandas as pd
 from ..charts import PALETTE, responsive
 from ..costs import page, service
 
+__all__ = ["calculator", "energy_check", "ENGINE_COLORS", "label_ends", "measured_cost",
+           "OPTION_COLORS", "OPTION_STYLES", "ROW_PX", "trade"]
+
 #: One colour and one shape per way of getting tokens (Paul Tol's colour-blind-safe
 #: schemes), so that neighbouring lines differ in hue and, printed in grey, in shape; the API
 #: in the theme's neutral.

@@ -8,6 +8,8 @@ import pandas as pd
 from ..charts import PALETTE, readable, responsive, whiskers
 from ..units import GB
 
+__all__ = ["decode_at_depth", "live_vs_prediction", "VARIANT_COLORS"]
+
 VARIANT_COLORS = {"MHA": PALETTE["decode"], "GQA": PALETTE["apple"], "MQA": PALETTE["nvidia"]}
 
 

@@ -8,6 +8,8 @@ import pandas as pd
 from ..charts import PALETTE, responsive
 from ..units import GB, GiB
 
+__all__ = ["calculator", "capacity_turn", "CHIP_COLORS", "model_sizes"]
+
 CHIP_COLORS = {"H100 SXM": "#2a78d6", "H200": "#3c9a3c", "B200": "#8e44ad",
                "M2 Ultra": "#6b6459", "DGX Spark": "#eb6834"}
 

@@ -14,6 +14,9 @@ from ..kvpaging.chapter import PAPER_SYSTEMS, paper_token_share
 from ..kvpaging.memory import CATEGORIES, CATEGORY_LABELS, DEFAULT_BLOCK_SIZE, LABELS
 from ..workloads import DEFAULT_SIGMA
 
+__all__ = ["ALLOCATOR_COLORS", "block_size_slider", "CATEGORY_COLORS", "h100", "spread", "strips",
+           "timeline", "waste_bars"]
+
 CATEGORY_COLORS = {
     "Token states": "#3c9a3c",
     "Reserved for future tokens": "#e5b53a",

@@ -9,6 +9,8 @@ from ..charts import PALETTE, responsive
 from ..units import GB
 from .ceiling import FAMILY_COLORS
 
+__all__ = ["COLORS", "decode_chart", "prefill_chart", "READERS"]
+
 READERS = "Readers"
 COLORS = {**{k: v for k, v in FAMILY_COLORS.items() if k != "This machine (live)"},
           READERS: PALETTE["live"]}

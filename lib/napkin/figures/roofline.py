@@ -12,6 +12,9 @@ from ..charts import DISTINCT, PALETTE, SHAPES, readable, responsive
 from ..roofline import Model, Roof, attainable_flops, batch_to_ridge, context_limit
 from ..units import TFLOPS
 
+__all__ = ["ARITHMETIC_COLORS", "batch_explorer", "batch_lines", "live_batching",
+           "ridge_batch_by_context", "ridge_dots", "roofline_lines"]
+
 #: One colour per arithmetic, the same in every chart of the chapter.
 ARITHMETIC_COLORS = {"fp16": "#2a78d6", "fp8": "#3c9a3c", "int8": "#8e44ad", "fp4": "#eb6834",
                      "fp32": "#9a9184"}

@@ -10,6 +10,8 @@ import pandas as pd
 
 from ..charts import PALETTE, responsive
 
+__all__ = ["budget_dial", "BUDGET_METRICS", "goodput", "RUN_COLORS", "stall_timelines"]
+
 RUN_COLORS = [PALETTE["amd"], PALETTE["apple"], PALETTE["nvidia"], PALETTE["cpu"],
               "#8e6c1f", PALETTE["live"], PALETTE["ceiling"]]
 

@@ -8,6 +8,9 @@ import pandas as pd
 from ..charts import PALETTE, bar_labels, readable, responsive
 from ..phases import DECODE, LIVE_FAMILY, PREFILL
 
+__all__ = ["depth_retention", "essay_pair", "FAMILY_COLORS", "like_for_like", "mirror",
+           "PHASE_COLORS", "prefill_flops", "PROTOCOLS", "ratio_by_depth", "ratio_strip"]
+
 PHASE_COLORS = {PREFILL: PALETTE["prefill"], DECODE: PALETTE["decode"]}
 FAMILY_COLORS = {
     "DGX Spark": PALETTE["nvidia"],

@@ -11,6 +11,9 @@ import pandas as pd
 from ..charts import PALETTE, readable, responsive, whiskers
 from ..speculative import machines
 
+__all__ = ["explorer", "LINES", "live", "MACHINE_COLORS", "published", "verify_cost_rows",
+           "verify_costs"]
+
 #: One colour per machine of the explorer: Apple's blue, and three distinct NVIDIA-era hues.
 MACHINE_COLORS = {"M2 Ultra": PALETTE["apple"], "DGX Spark": PALETTE["nvidia"],
                   "RTX 4090": PALETTE["cpu"], "H100 SXM": PALETTE["live"]}

@@ -9,6 +9,9 @@ import pandas as pd
 
 from ..charts import PALETTE, responsive
 
+__all__ = ["CHIP_COLORS", "factor_bars", "frontier", "parity", "QUANTITIES", "software_band",
+           "SPLIT_COLORS", "STRUCTURE_COLORS"]
+
 SPLIT_COLORS = {"fitted on": PALETTE["prefill"], "held out": PALETTE["decode"]}
 CHIP_COLORS = {"H100 SXM": PALETTE["nvidia"], "H200": "#17607d", "B200": "#8e6c1f",
                "MI300X": PALETTE["amd"]}

@@ -7,6 +7,8 @@ request up to a power of two. :class:`napkin.kvpaging.memory.ContiguousMemory` u
 
 from __future__ import annotations
 
+__all__ = ["Buddy", "next_pow2"]
+
 
 def next_pow2(n: int) -> int:
     """The smallest power of two at or above ``n`` (a buddy chunk's size)."""

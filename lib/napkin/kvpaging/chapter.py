@@ -24,6 +24,12 @@ from .engine import simulate
 from .memory import ALLOCATORS, CATEGORIES, CATEGORY_LABELS, DEFAULT_BLOCK_SIZE, LABELS
 from .result import Result, throughput
 
+__all__ = ["block_size_runs", "block_size_sweep", "compare", "defensible_spreads", "fig2_gaps",
+           "FIG2_SEGMENTS", "h100_deployment", "h100_runs", "max_len_sweep", "paper_batch",
+           "paper_deployment", "paper_model", "paper_reproduction", "paper_run", "PAPER_SYSTEMS",
+           "paper_token_share", "run", "Setting", "SETTING", "spread_against_paper", "spread_runs",
+           "spread_sweep", "strips"]
+
 #: The paper's name for each allocator's bar in its Fig. 2 and Fig. 13.
 PAPER_SYSTEMS = {"max": "orca_max", "pow2": "orca_pow2", "oracle": "orca_oracle",
                  "paged": "vllm"}

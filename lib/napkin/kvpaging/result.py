@@ -19,6 +19,8 @@ from .. import roofline
 from ..deployment import Deployment
 from .memory import CATEGORIES, LABELS
 
+__all__ = ["Result", "throughput", "timed"]
+
 
 @dataclass
 class Result:

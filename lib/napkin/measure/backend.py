@@ -20,6 +20,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+__all__ = ["Backend", "backend_name", "clean_description", "DEVICE_TYPES", "from_binding",
+           "from_devices", "from_list_devices", "from_llama_bench_row", "from_system_info",
+           "ggml_devices", "GPU_BACKENDS", "gpu_build_hint", "GPU_BUILDS", "pinned_binding",
+           "unused_gpu"]
+
 #: ggml's backend registry names -> the backend's usual name. The HIP build registers
 #: as "ROCm"; Metal registers as "MTL" in recent llama.cpp and "Metal" before.
 GPU_BACKENDS = {"CUDA": "CUDA", "ROCm": "ROCm", "HIP": "ROCm", "MUSA": "MUSA", "MTL": "Metal",

@@ -17,6 +17,9 @@ from . import devices
 from .backend import Backend
 from .results import MeasurementUnavailable
 
+__all__ = ["Bandwidth", "ENV", "for_run", "from_env", "given", "of_device", "of_probe", "ORIGINS",
+           "unknown_message", "UnknownDevice"]
+
 ENV = "NAPKIN_BANDWIDTH_GB_PER_S"
 ORIGINS = ("probe", "spec", "given")
 

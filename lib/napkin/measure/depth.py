@@ -29,6 +29,10 @@ from .record import backend_label, bandwidth_label
 from .runner import make_runner
 from .session import Progress, cache_dir, ensure_room, quiet
 
+__all__ = ["BASE", "DepthPlan", "display", "frame", "FULL", "kv_read_bytes", "live",
+           "matched_pair", "models_table", "plan_from_env", "prediction", "QUICK", "relative",
+           "run", "save", "SCHEMA", "sentence", "shown", "shown_models", "table"]
+
 SCHEMA = "napkin.depth/1"
 
 

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 from .. import hardware
 
+__all__ = ["ALIASES", "apple_gpu_cores", "DeviceMatch", "match", "normalise", "tiered",
+           "VENDOR_WORDS"]
+
 #: (device name as CUDA, ROCm, Metal or Vulkan reports it, chip in hardware_specs.csv).
 #: Whole-name matches (case-insensitive), for parts whose reported name does not
 #: contain the table's chip name.

@@ -217,7 +217,9 @@ def case_table(cases=CASES) -> pd.DataFrame:
 
 
 __all__ = ["Allocation", "Case", "CASES", "SHAPES", "parse", "mib_to_bytes", "exact_n_ctx",
-           "allocation", "compare", "live_compare", "case_table", "ggml_type"]
+           "allocation", "compare", "live_compare", "case_table", "ggml_type", "CELL_PADDING",
+           "LLAMA_CPP_ISWA_SOURCE", "LLAMA_CPP_N_KV_SOURCE", "LLAMA_CPP_UBATCH",
+           "llama_cpp_cache_bytes", "sentence", "shown", "display"]
 
 
 def display(df: pd.DataFrame) -> pd.DataFrame:

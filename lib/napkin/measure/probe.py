@@ -30,6 +30,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+__all__ = ["DEFAULT_BYTES", "default_threads", "KERNELS", "MAX_PASSES", "ProbeResult",
+           "read_bandwidth", "thread_counts"]
+
 DEFAULT_BYTES = 512 * 2**20  # 16x a 32 MiB last-level cache
 MAX_PASSES = 200             # per kernel and thread count: bounds the time on a fast machine
 

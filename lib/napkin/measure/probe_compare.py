@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
+__all__ = ["latest", "load", "load_dict", "measured_dir", "medians", "quiet", "RATIOS", "ratios",
+           "SIDES"]
+
 #: series name -> what it is, in the order the page shows them.
 SIDES = {
     "probe best": "the book's probe, best pass",

@@ -23,6 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+__all__ = ["check_format", "data_offset", "FORMATS", "sha256", "Shape", "shape_for_size",
+           "SPECIAL_TOKENS", "tensor_bytes", "VOCAB", "write"]
+
 #: Weight formats the synthetic model can be written in, as llama.cpp names them.
 FORMATS = ("F16", "Q8_0", "Q4_0")
 VOCAB = 32000

@@ -22,6 +22,9 @@ from functools import lru_cache
 from .. import tables
 from .software import Stack
 
+__all__ = ["calibrated", "Calibration", "MODEL", "PARAMETERS_TABLE", "PUBLISHED", "ROOFLINE",
+           "stacks", "STACKS_TABLE", "stored", "stored_stacks"]
+
 
 @dataclass(frozen=True)
 class Calibration:

@@ -38,6 +38,9 @@ from .calibration import Calibration
 from .engines import Constants, Engine, engine_of
 from .experts import expected_distinct
 
+__all__ = ["compute_bound_batch", "cost", "Cost", "decode_steps_seconds", "decode_work",
+           "prefill_work", "seconds", "step_seconds", "weight_bytes", "Work"]
+
 
 @dataclass(frozen=True)
 class Work:

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+__all__ = ["Bound", "ceiling_tokens_per_s", "chip_of", "CPU_MAX_HZ", "CPU_OPS_PER_CYCLE",
+           "CPU_SOURCE", "DECODE_SLACK", "prefill_flops", "prefill_peak"]
+
 DECODE_SLACK = 1.1
 CPU_OPS_PER_CYCLE = 2048
 CPU_MAX_HZ = 6.0e9

@@ -16,6 +16,9 @@ import pandas as pd
 from .. import published
 from . import bounds, check
 
+__all__ = ["accepted", "counts", "FAMILY", "machine_label", "napkin_rows", "prefill_rows",
+           "PUBLISHED_BACKENDS", "published_rows", "RUN_COLUMNS", "runs"]
+
 FAMILY = "Readers"
 #: The columns of :func:`runs`: published.COLUMNS, then provenance and prefill.
 RUN_COLUMNS = published.COLUMNS + [

@@ -15,6 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+__all__ = ["COUNT", "DATE", "documented", "FIELDS", "FLAG", "Kind", "one_of", "optional",
+           "ORIGINS", "RATE", "RATE_FIELDS", "RUNNERS", "SAMPLES", "SCHEMA", "SHA256",
+           "shape_problems", "SHARE", "SOME", "SPREAD", "TEXT", "TIME"]
+
 SCHEMA = "napkin-result/1"
 
 

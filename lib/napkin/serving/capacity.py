@@ -36,6 +36,8 @@ from ..deployment import Deployment
 from ..units import require_positive, require_whole
 from .cost import StepModel
 
+__all__ = ["chunked", "decode_totals", "prefill_first", "prefill_totals", "split"]
+
 
 def _lengths(prompt, output) -> tuple[np.ndarray, np.ndarray]:
     p = np.asarray(prompt, dtype=float)

@@ -29,6 +29,13 @@ from .runs import LABELS, Run, colocated, longest_freeze, max_rate, run_jobs, st
     timelines
 from .traffic import Traffic, traffic
 
+__all__ = ["bare_decode_s", "budget_runs", "capacities", "cluster_capacities", "cluster_configs",
+           "cluster_runs", "default_link_bytes_per_s", "describe", "goodput", "goodput_by_target",
+           "goodput_spread", "goodput_text", "goodput_words", "label", "link_runs", "median_range",
+           "nics_per_instance", "population", "reference_rate", "representative_seed",
+           "saturation_runs", "seed_means", "server", "SETTING", "Setting", "single_capacity",
+           "single_configs", "spread", "stall_runs", "step_of", "targets"]
+
 
 @dataclass(frozen=True)
 class Setting:

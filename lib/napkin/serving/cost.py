@@ -26,6 +26,8 @@ from ..predict import step
 from ..predict.calibration import Calibration, calibrated
 from ..predict.engines import Constants, engine_of
 
+__all__ = ["step_model", "StepModel"]
+
 
 @dataclass(frozen=True, eq=False)
 class StepModel:

@@ -16,6 +16,8 @@ from .engine import ServingEngine
 from .runs import LABELS, Run, assemble, budget_or_longest, run_jobs
 from .traffic import Traffic, deal
 
+__all__ = ["disaggregate", "disaggregated", "transfer_seconds"]
+
 
 def transfer_seconds(d: Deployment, prompt_tokens, link_bytes_per_s: float) -> np.ndarray:
     """Seconds to move a prompt's KV cache over a link of the given bandwidth."""

@@ -31,6 +31,9 @@ from .cost import StepModel, step_model
 from .engine import Log, ServingEngine, run_together
 from .traffic import Traffic, deal
 
+__all__ = ["assemble", "budget_or_longest", "colocated", "LABELS", "longest_freeze", "max_rate",
+           "POLICIES", "Run", "run_jobs", "simulate", "stall_window", "STEP_COLUMNS", "timelines"]
+
 POLICIES = ("prefill_first", "chunked")
 LABELS = {"prefill_first": "No chunking (prefill first)", "chunked": "Chunked prefill",
           "disaggregated": "Disaggregated"}

@@ -31,6 +31,10 @@ import pandas as pd
 
 from .. import tables
 
+__all__ = ["acceptance_for", "by_position", "CONDITIONAL", "decay_profile", "expected_tokens",
+           "position_rates", "position_table", "POSITIONS_TABLE", "require_acceptance",
+           "require_drafts", "stated", "tokens_per_cycle"]
+
 #: Acceptance by draft position (``data/``): EAGLE's Table 2, DeepSeek-V3, Medusa's heads.
 POSITIONS_TABLE = "speculative_acceptance_by_position"
 #: The rows whose rate is conditional on the earlier tokens (a chain's), as the table says.

@@ -35,6 +35,9 @@ from ..models import require_int
 from ..predict import engines
 from ..predict.engines import Constants, Engine
 
+__all__ = ["configured", "constants", "Draft", "DRAFTS_TABLE", "eagle", "eagle3_for",
+           "head_params", "KINDS", "model", "mtp", "share", "weight_share"]
+
 KINDS = ("head", "model", "share")
 #: What drafts are, where the book prices them from their configuration (``data/``).
 DRAFTS_TABLE = "speculative_drafts"

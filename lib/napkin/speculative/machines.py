@@ -45,6 +45,11 @@ from . import draft as drafts
 from .acceptance import position_rates
 from .cost import DEPTH, break_even, speedup, speedup_for_tokens
 
+__all__ = ["BATCHES", "decode_share", "js_expressions", "K_MAX", "local_engine", "machine",
+           "machine_break_even", "machine_speedup", "MACHINES", "MODEL", "PARAMS", "prompt_lookup",
+           "ridge_tokens", "rows", "summary", "tokens_speedup", "view_calibration", "VIEWS",
+           "WEIGHTS"]
+
 MACHINES = ("M2 Ultra", "DGX Spark", "RTX 4090", "H100 SXM")
 MODEL = "Llama-3.1-8B"
 WEIGHTS = "Q4_K"

@@ -40,6 +40,11 @@ from . import draft as drafts
 from .acceptance import position_rates, stated, tokens_per_cycle
 from .cost import speedup
 
+__all__ = ["alternatives", "AVERAGED", "batch1_cycles", "beyond_ceiling", "check", "DEEPSEEK_MTP",
+           "DEEPSEEK_REPORT", "definitions", "EAGLE3_PAPER", "EDGE_LLM", "edge_llm", "errors",
+           "load", "predict_sweep", "prompt_lookup", "PROMPT_LOOKUP", "SGLANG_DOCS", "Sweep",
+           "SWEEPS", "TABLE"]
+
 TABLE = "speculative_published"
 EAGLE3_PAPER = "https://arxiv.org/abs/2503.01840"
 SGLANG_DOCS = "sgl-project/sglang"

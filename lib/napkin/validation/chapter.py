@@ -16,6 +16,13 @@ from .fitting import ABLATIONS, CALIBRATED, TRIED
 from .report import bands, crossval, errors, factor_stats, peer_errors, scored
 from .rows import _datasets, all_cases, interpret, mlperf
 
+__all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_lengths", "crossval_table",
+           "decline_reasons", "EARNS", "FRONTIER_CHIPS", "frontier_curves", "frontier_gap",
+           "FRONTIER_MODELS", "frontier_points", "frontier_read", "held_out", "PARAMETERS",
+           "parameters_table", "PEER", "per_gpu_ratio", "regimes", "SCENARIOS",
+           "server_over_offline", "server_over_offline_spread", "software_band", "stack_spread",
+           "stats_by", "UNTRUSTED_MEDIAN", "UNTRUSTED_P90"]
+
 #: The practitioner's chart: the models, their MLPerf benchmark, lengths and formats.
 FRONTIER_MODELS = {"Llama-3.3-70B": ("llama2-70b", "FP8", "fp8"),
                    "Mixtral-8x7B": ("mixtral-8x7b", "FP8", "fp8")}
@@ -211,7 +218,7 @@ def _scenario(df: pd.DataFrame) -> pd.Series:
                                "published"), index=df.index)
 
 
-def _stats_by(df: pd.DataFrame, keys) -> pd.DataFrame:
+def stats_by(df: pd.DataFrame, keys) -> pd.DataFrame:
     out = [{**dict(zip(keys, k if isinstance(k, tuple) else (k,))),
             **factor_stats(g["log_ratio"], g["speed"])} for k, g in df.groupby(keys, sort=False)]
     return pd.DataFrame(out)
@@ -232,16 +239,16 @@ def baselines_table() -> pd.DataFrame:
     (:data:`BASELINES`) and, on the rows it can express, the peer calculator at its defaults
     (a separate row: its rows are not the same rows)."""
     df = held_out((calib.MODEL,) + BASELINES)
-    out = _stats_by(df, ["scenario", "structure"])
+    out = stats_by(df, ["scenario", "structure"])
     peer = peer_errors()
     if len(peer):
         peer = peer[peer["split"] == "test"] if "split" in peer else peer
         peer = peer.assign(scenario=_scenario(peer), structure=PEER)
-        out = pd.concat([out, _stats_by(peer, ["scenario", "structure"])], ignore_index=True)
+        out = pd.concat([out, stats_by(peer, ["scenario", "structure"])], ignore_index=True)
         mine = held_out((calib.MODEL,))
         same = mine.merge(peer[["table", "row"]], on=["table", "row"])
         same = same.assign(structure=f"{calib.MODEL}, on the peer's rows")
-        out = pd.concat([out, _stats_by(same, ["scenario", "structure"])], ignore_index=True)
+        out = pd.concat([out, stats_by(same, ["scenario", "structure"])], ignore_index=True)
     order = {k: i for i, k in enumerate(SCENARIOS)}
     return out.sort_values(["scenario", "median"], key=lambda c: c.map(order)
                            if c.name == "scenario" else c).reset_index(drop=True)
@@ -262,9 +269,9 @@ def ablation_table() -> pd.DataFrame:
     variants = ABLATIONS + TRIED
     names = (calib.MODEL,) + tuple(a.name for a in variants)
     df = held_out(names)
-    per = _stats_by(df, ["structure", "scenario"])
+    per = stats_by(df, ["structure", "scenario"])
     out = per.pivot(index="structure", columns="scenario", values="median")[list(SCENARIOS)]
-    pooled = _stats_by(df, ["structure"]).set_index("structure")
+    pooled = stats_by(df, ["structure"]).set_index("structure")
     out = out.join(pooled[["n", "median", "p90"]].rename(
         columns={"median": "all_median", "p90": "all_p90"}))
     out["change"] = (out[list(SCENARIOS)] - out.loc[calib.MODEL, list(SCENARIOS)]).mean(axis=1)
@@ -300,7 +307,7 @@ def regimes(min_rows: int = 10) -> pd.DataFrame:
     cv = cv.assign(kind_of_model=cv["model"].map(lambda m: "mixture of experts" if moe[m]
                                                  else "dense"),
                    scenario_name=_scenario(cv).map(SCENARIOS))
-    out = _stats_by(cv, ["family", "kind_of_model", "scenario_name"])
+    out = stats_by(cv, ["family", "kind_of_model", "scenario_name"])
     out = out[out["n"] >= min_rows]
     return out.sort_values("median", ascending=False).reset_index(drop=True)
 

@@ -24,6 +24,9 @@ from .fitting import STRUCTURES
 from .rows import group_of
 from .scoring import predict_cases, prepare
 
+__all__ = ["bands", "BANDS", "CASES", "crossval", "error_band", "error_table", "errors",
+           "factor_stats", "peer_errors", "scored", "with_rows"]
+
 #: The scenarios other chapters quote, and the groups of rows each covers.
 BANDS = {"offline": ("MLPerf Offline",),
          "server": ("MLPerf Server/Interactive",),
