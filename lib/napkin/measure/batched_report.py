@@ -21,6 +21,12 @@ OVERHEAD_SHARE = 0.5
 #: For records without a plain decode: a batch 1 below this share of the memory-bound ceiling
 #: cannot be told from harness overhead (chapter 1's published plain runs reach far more).
 CEILING_SHARE = 0.1
+#: A machine busy with other work slows every part of the run together, so the checks above,
+#: which compare the run with itself, pass. Plain decode below this share of the memory
+#: bound the run's own probe measured (chapter 1 finds llama.cpp's CPU decode several times
+#: higher), or probe passes varying by more than :data:`BUSY_SPREAD`, mark a disturbed run.
+BUSY_SHARE = 0.1
+BUSY_SPREAD = 0.5
 #: A fitted bend this close to the predicted one (either way) is where the roofline bends.
 BEND_FACTOR = 2.0
 
@@ -160,6 +166,23 @@ def _probe_spread(record: dict) -> float:
         max(before["best_bytes_per_s"], after["best_bytes_per_s"])
 
 
+def busy(record: dict) -> str:
+    """Why the run looks disturbed by other work on the machine, in words; "" if it does
+    not (:data:`BUSY_SHARE`, :data:`BUSY_SPREAD`)."""
+    eff, spread = efficiency(record), _probe_spread(record)
+    decode = eff["plain_memory_fraction"] or eff["memory_fraction"]
+    signs = []
+    if decode < BUSY_SHARE:
+        signs.append(f"decode reached {decode:.0%} of the memory bound its own probe measured")
+    if spread > BUSY_SPREAD:
+        signs.append(f"the probe's passes varied by {spread:.0%}")
+    if not signs:
+        return ""
+    return ("The machine was busy with other work while this ran: " + " and ".join(signs) +
+            ". Every number above was slowed together, so they describe a disturbed run, "
+            "not the machine; rerun the chapter on a quiet machine to measure it.")
+
+
 def _growth(df: pd.DataFrame, lo: int, hi: int, column: str) -> float:
     at = df.set_index("batch")[column]
     return float(at[hi] / at[lo])
@@ -278,7 +301,8 @@ def sentence(record: dict | None) -> str:
             f"{int(top['batch'])}, gave **{top['tokens_per_s']:,.1f} tokens/s** in all. The "
             f"repetitions' standard deviation reached "
             f"{noisiest['stddev'] / noisiest['tokens_per_s']:.0%} of their mean (at batch "
-            f"{int(noisiest['batch'])}; the ± column)." + shape)
+            f"{int(noisiest['batch'])}; the ± column)." + shape +
+            (" " + busy(record) if busy(record) else ""))
 
 
 def who(record: dict | None) -> str:
@@ -382,7 +406,10 @@ def closing_note(record: dict | None, essay_gap: float, reference_ridge: float,
     label = machine.label(record["machine"])
     scale = (f"where the essay has {essay_gap:.0f}x ({essay_test}): another model, test and "
              "machine, shown for scale only.")
-    if plain is not None:
+    if busy(record):
+        gap = (f"The machine that built this page ({label}) was busy with other work while it "
+               "ran (above), so this page quotes no prefill/decode gap from it.")
+    elif plain is not None:
         gap = (f"The machine that built this page ({label}) prefilled "
                f"**{pp['tokens_per_s'] / plain['mean']:.1f}x** faster than it decoded in the run "
                f"above ({pp['test']} against {plain['test']}, llama.cpp's plain decode of the "
