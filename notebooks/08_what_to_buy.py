@@ -26,14 +26,17 @@
 #   {glue:text}`apple_prefill_share:.0%` of its whole request
 #   (<a href="#fig-buy-coding-agent">the ranking</a>).
 # - For one chat stream, bandwidth decides: the {glue:text}`chat_first` leads at about
-#   {glue:text}`chat_first_tps:.0f` tokens/s, and on a desk the {glue:text}`chat_apple`
+#   {glue:text}`chat_first_tps:.0f` tokens/s; among unified-memory desk machines the {glue:text}`chat_apple`
 #   ({glue:text}`chat_apple_tps:.0f` tokens/s) finishes a short request before DGX Spark
 #   ({glue:text}`chat_apple_whole:.0f` s against {glue:text}`chat_spark_whole:.0f` s), which
 #   wins the long one (<a href="#T_table-buy-chat">the chat ranking</a>).
 # - For {glue:text}`many_users:d` users at once, memory decides first: the
-#   {glue:text}`many_first` gives each about {glue:text}`many_first_tps:.0f` tokens/s; on a
-#   desk only the {glue:md}`desk_compute_bound` run out of arithmetic first, while DGX Spark
-#   waits on its memory (<a href="#T_table-buy-many-users">the many-users ranking</a>).
+#   {glue:text}`many_first` gives each about {glue:text}`many_first_tps:.0f` tokens/s while
+#   decoding ({glue:text}`many_first_cal:.0f` on chapter 9's calibrated model, which serves
+#   their prompts in the same steps); on a desk, counting each user's prompt, the
+#   {glue:text}`many_req_lead` serves them fastest, about {glue:text}`many_req_lead_tps:.2f`
+#   tokens/s each over whole requests (<a href="#T_table-buy-many-users">the many-users
+#   ranking</a>).
 # - The first-token method, checked on {glue:text}`n_check:d` published runs it did not use,
 #   predicts {glue:text}`chk_dense_low:.2f` to {glue:text}`chk_dense_high:.2f` times the
 #   measured rate for dense models and is too fast by up to {glue:text}`moe_cuda_high:.1f`
@@ -655,6 +658,13 @@ glue("dense_cuda_low", dense_by.loc["NVIDIA", "min"])
 glue("dense_cuda_high", dense_by.loc["NVIDIA", "max"])
 glue("dense_metal_low", dense_by.loc["Apple", "min"])
 glue("dense_metal_high", dense_by.loc["Apple", "max"])
+dense_machines = dense.groupby("vendor")["machine"].unique()
+glue("dense_cuda_machines", " and ".join(sorted(dense_machines["NVIDIA"])))
+glue("dense_metal_machines", " and ".join(sorted(dense_machines["Apple"])))
+assert all(len(dense_machines[v]) == 1 for v in ("NVIDIA", "Apple"))  # "the only ..." below
+agent_nvidia = top[top["vendor"] == "NVIDIA"]["machine"]
+glue_markdown("dense_unchecked", ", ".join(
+    m for m in agent_nvidia if m not in set(dense_machines["NVIDIA"])) or "none")
 strix_ratio = strix_check.set_index("backend")["ratio"]
 glue("strix_ratio_rocm", strix_ratio["ROCm"])
 glue("strix_ratio_vulkan", strix_ratio["Vulkan"])
@@ -700,9 +710,12 @@ glue("deep_machines", " and ".join(sorted(dense[dense_ctx == dense_ctx.max()]["m
 # {glue:text}`strix_ratio_vulkan:.1f` times too fast for the Vulkan run. That build's rate
 # falls with the format and the size: on Llama-2-7B its Q4_K_M run reached
 # {glue:text}`strix_vulkan_q4km_share:.0%` of its Q4_0 rate, and on the 70B model far less of
-# the reference's FLOP/s. Read as time, the first token would come after {glue:text}`dense_cuda_low:.2f`
-# to {glue:text}`dense_cuda_high:.2f` times the estimate on an NVIDIA GPU,
-# {glue:text}`dense_metal_low:.2f` to {glue:text}`dense_metal_high:.2f` times on a Mac, and
+# the reference's FLOP/s. Read as time, the first token would come after
+# {glue:text}`dense_cuda_low:.2f` to {glue:text}`dense_cuda_high:.2f` times the estimate on
+# the {glue:text}`dense_cuda_machines` (the only NVIDIA machine with dense runs to check;
+# the other NVIDIA GPUs ranked for the agent, {glue:md}`dense_unchecked`, have none),
+# {glue:text}`dense_metal_low:.2f` to {glue:text}`dense_metal_high:.2f` times on the
+# {glue:text}`dense_metal_machines` (the only Mac with them), and
 # up to {glue:text}`strix_check_slow:,.0f` s on Strix Halo with that Vulkan build, if the
 # method errs there as it did here. Applied to the ranking, that error does not change which
 # family comes first: DGX Spark's first token would come after at most
@@ -766,6 +779,12 @@ assert rc.loc["DGX Spark", "ttft_mid_s"] < local["ttft_mid_s"]
 assert np.isnan(c.iloc[0]["price"])
 desk_chat = c[buying.on_desk(c)]
 assert desk_chat.iloc[0]["machine"] == local["machine"]
+faster_cards = c[c["machine"].isin(buying.WORKSTATION_CARDS) & c["rank"].notna() &
+                 (c["decode_mid_tok_per_s"] > local["decode_mid_tok_per_s"])]
+glue_markdown("chat_cards_faster", " and ".join(
+    f"the {m} at about {v:.0f} tokens/s" for m, v in
+    zip(faster_cards["machine"], faster_cards["decode_mid_tok_per_s"])) or
+    "none of the workstation cards in the data does")
 # the price of a token per second, under the two discounts; a graphics card's price leaves out
 # the computer it needs, so whole machines are compared with each other and cards set apart
 priced = c[c["price"].notna()].sort_values("price_per_tok_per_s")
@@ -803,12 +822,15 @@ glue_markdown("chat_cards", "; ".join(
 # the fraction its own llama.cpp run reached it would write about
 # {glue:text}`chat_h100_own:.0f` either way (one measured rate, read against two ceilings),
 # and the range in the table reaches down to that. Among
-# machines on a desk, the {glue:text}`chat_apple` leads: its ceiling is
+# the unified-memory machines on a desk (Apple's chips, DGX Spark and Strix Halo), the
+# {glue:text}`chat_apple` leads: its ceiling is
 # {glue:text}`chat_apple_ceiling:.0f` tokens/s, and the Apple family's runs put it at
 # {glue:text}`chat_apple_tps:.0f` ({glue:text}`chat_apple_low:.0f` to
 # {glue:text}`chat_apple_high:.0f`; its own runs of the small reference model, at the low end,
 # {glue:text}`chat_apple_own:.1f`), against {glue:text}`chat_spark_tps:.1f` on DGX Spark and
-# {glue:text}`chat_strix_tps:.1f` on Strix Halo. DGX Spark still answers first
+# {glue:text}`chat_strix_tps:.1f` on Strix Halo. A workstation card that holds the model, in a
+# desk computer bought around it, writes faster still: {glue:md}`chat_cards_faster`. DGX Spark
+# still answers first
 # ({glue:text}`chat_spark_ttft:.0f` s against {glue:text}`chat_apple_ttft:.0f` s) and writes
 # more slowly, as in the coding agent; what turns round is the whole request. With a short
 # prompt the writing dominates, and the {glue:text}`chat_apple` finishes in
@@ -868,7 +890,8 @@ glue("many_need_gib", rm["need_GiB"].iloc[0])
 
 # %%
 tables.styled(buying.ranking_display(ranked_many), "table-buy-many-users", {
-    "rank": "Rank", "machine": "Machine", "per_user": "Tokens/s per user: middle (range)",
+    "rank": "Rank", "machine": "Machine",
+    "per_user": "Tokens/s per user while decoding: middle (range)",
     "memory": "Memory needed (GPU may use)", "users": "Users that fit",
     "note": "Not ranked because"})
 
@@ -892,6 +915,19 @@ glue("many_desk_tps", desk["per_user_mid_tok_per_s"])
 glue("many_desk_users", int(desk["max_users"]))
 glue("many_desk_order", ", ".join(f"{m} {v:.1f}" for m, v in
                                   zip(desk_many["machine"], desk_many["per_user_mid_tok_per_s"])))
+# the same users' prompts too: whole requests, prompts prefilled one after another
+by_request = desk_many.sort_values("request_per_user_mid_tok_per_s", ascending=False)
+req_lead = by_request.iloc[0]
+glue("many_req_lead", req_lead["machine"])
+glue("many_req_lead_tps", req_lead["request_per_user_mid_tok_per_s"])
+glue("many_req_lead_round", req_lead["round_s"])
+glue("many_desk_round", desk["round_s"])
+glue("many_prompt", many.prompt_tokens)
+glue("many_req_order", ", ".join(f"{m} {v:.2f}" for m, v in zip(
+    by_request["machine"], by_request["request_per_user_mid_tok_per_s"])))
+glue_markdown("many_req_verdict", f"the {desk['machine']} still serves them fastest"
+              if req_lead["machine"] == desk["machine"] else
+              f"the {req_lead['machine']}, not the {desk['machine']}, serves them fastest")
 assert desk["step_compute_s"] > desk["step_read_s"]
 desk_bound = buying.bound_by(desk_many)
 glue_markdown("desk_bound", buying.bound_sentence(desk_bound))
@@ -911,6 +947,11 @@ glue("spark_visible_gib", spark_visible)
 glue("many_q8_spark_margin", spark_visible - q8.loc["DGX Spark", "need_GiB"])
 glue("strix_visible_gib", hardware.chip("Strix Halo").specs["driver_visible_memory_MiB"] / 1024)
 assert q8.loc["DGX Spark", "need_GiB"] < spark_visible
+strix_visible = hardware.chip("Strix Halo").specs["driver_visible_memory_MiB"] / 1024
+glue_markdown("strix_q8_fits", "which holds the batch at Q8_0" if q8.loc[
+    "Strix Halo", "need_GiB"] <= strix_visible else
+    f"{q8.loc['Strix Halo', 'need_GiB'] - strix_visible:.1f} GiB short of the batch at Q8_0: "
+    "with llama.cpp, the one engine its runs come from, Strix Halo does not hold these users")
 
 # %% [markdown]
 # {glue:text}`many_n_fit:d` machines hold it. The H100 is not among them, SXM or PCIe: its
@@ -928,10 +969,19 @@ assert q8.loc["DGX Spark", "need_GiB"] < spark_visible
 # arithmetic is costed at the rate their published prefill runs reached, its reads at their
 # discounted bandwidth, and which one binds differs by machine (a step whose two sides are
 # within {glue:text}`bound_tie:.2f`x of each other is bound by neither): {glue:md}`desk_bound`.
-# The arithmetic runs out first only on the {glue:md}`desk_compute_bound`. The
-# {glue:text}`many_desk` leads the desk: it could hold {glue:text}`many_desk_users:d` users
-# and gives each about {glue:text}`many_desk_tps:.1f` tokens/s (per user, on a desk:
-# {glue:text}`many_desk_order`). The gap is the essay's "someone else's batch": at this
+# The arithmetic runs out first only on the {glue:md}`desk_compute_bound`. While decoding,
+# the {glue:text}`many_desk` leads the unified-memory machines on a desk: it could hold
+# {glue:text}`many_desk_users:d` users and gives each about {glue:text}`many_desk_tps:.1f`
+# tokens/s (per user while decoding: {glue:text}`many_desk_order`). That counts the answers
+# alone. Each user first sends a {glue:text}`many_prompt:,d`-token prompt, and a desk machine
+# prefills slowly: prefilling every user's prompt, one after another at the machine's middle
+# prefill rate, then decoding the answers together takes {glue:text}`many_desk_round:,.0f` s
+# on the {glue:text}`many_desk` and {glue:text}`many_req_lead_round:,.0f` s on the
+# {glue:text}`many_req_lead`. Over whole requests each user gets
+# {glue:text}`many_req_order` tokens/s, and {glue:md}`many_req_verdict`. That sum does not
+# overlap prompts with decode steps, so it is the slow end: a memory-bound step leaves
+# arithmetic spare that a serving engine can fill with prompt tokens, and DGX Spark's step is
+# memory-bound. The gap is the essay's "someone else's batch": at this
 # concurrency the machines that serve well are ones no vendor lists a price for; chapter 11
 # prices renting them by the hour.
 #
@@ -939,7 +989,8 @@ assert q8.loc["DGX Spark", "need_GiB"] < spark_visible
 # little more per weight, and the batch then needs {glue:text}`many_q8_need_gib:.1f` GiB,
 # within the {glue:text}`spark_visible_gib:.1f` GiB DGX Spark's Linux reports by
 # {glue:text}`many_q8_spark_margin:.1f` GiB; Strix Halo's GPU maps what its owner's setting
-# allows, {glue:text}`strix_visible_gib:.0f` GiB in the one public log the book records.
+# allows, {glue:text}`strix_visible_gib:.0f` GiB in the one public log the book records,
+# {glue:md}`strix_q8_fits`.
 
 # %% tags=["remove-cell"]
 DATACENTER_SHOWN = ["B200", "MI300X", "H200"]
@@ -962,12 +1013,23 @@ glue_markdown("dc_order", "keeps their order" if same_order else "changes their 
 flatter = [per_user_rank[c] / per_user_cal[c] for c in DATACENTER_SHOWN]
 glue("dc_flatter_low", min(flatter))
 glue("dc_flatter_high", max(flatter))
+assert m_.iloc[0]["machine"] in per_user_cal
+glue("many_first_cal", per_user_cal[m_.iloc[0]["machine"]])
+new_pairs = [c for c in DATACENTER_SHOWN if validation_report.case_of(c, many.model) == "new"]
+new_band = validation_report.error_band("server", "new")
+glue("dc_new_median", new_band["median"])
+glue("dc_new_p90", new_band["p90"])
+glue_markdown("dc_new_chips", " and the ".join(new_pairs) or "none of these chips")
 
 # %% [markdown]
 # For the datacenter parts chapter 9's calibrated step model can say more: on MLPerf Server
 # and Interactive results, which hold each user's time per token under a limit, it is within
 # x{glue:text}`dc_server_median:.2f` for half of the rows of chips and models it was fitted
-# on and x{glue:text}`dc_server_p90:.2f` for nine in ten (cross-validated). Serving these users continuously, each new request's prompt is prefilled in the same
+# on and x{glue:text}`dc_server_p90:.2f` for nine in ten (cross-validated), and within
+# x{glue:text}`dc_new_median:.2f` for half and x{glue:text}`dc_new_p90:.2f` for nine in ten
+# of the pairs of chip and model it had not seen,
+# which is the case of the {glue:md}`dc_new_chips` with this model. Serving these users
+# continuously, each new request's prompt is prefilled in the same
 # steps as everyone's decode, and its steps come out {glue:md}`dc_bound`-bound, with
 # tokens/s per user of {glue:md}`dc_calibrated`. The decode-only step above flatters these
 # parts by {glue:text}`dc_flatter_low:.1f`x to {glue:text}`dc_flatter_high:.1f`x and

@@ -569,3 +569,18 @@ def test_many_users_on_a_desk_dgx_spark_is_bound_by_its_reads_not_its_arithmetic
     assert b.loc["Strix Halo", "bound"] == "neither"
     macs = b[b["vendor"] == "Apple"]
     assert not macs.empty and (macs["bound"] == "compute").all()
+
+
+def test_whole_requests_count_every_users_prompt():
+    """The many-users ranking's decode-only rate leaves out each user's prompt; over whole
+    requests (prompts prefilled one after another, then the answers) a desk machine's users
+    get far less, and the order can change (reviewed: DGX Spark against the M3 Ultra)."""
+    many = buying.presets()["many users"]
+    r = buying.rank(many).set_index("machine")
+    for m in ("DGX Spark", "M3 Ultra"):
+        row = r.loc[m]
+        expected = many.users * row["ttft_mid_s"] + many.output_tokens / row[
+            "per_user_mid_tok_per_s"]
+        assert row["round_s"] == pytest.approx(expected)
+        assert row["request_per_user_mid_tok_per_s"] < row["per_user_mid_tok_per_s"]
+    assert np.isnan(r.loc["B200", "request_per_user_mid_tok_per_s"])  # no prefill run

@@ -30,8 +30,8 @@ from .extrapolation import (VALIDATION_MODELS, extrapolation_check, extrapolatio
 from .maclimit import (RAISE_LIMIT, SMALL_MAC_GiB, default_gpu_fraction, gpu_memory_limits,
                        mac_default_gpu_fraction)
 from .machine import LEFT_OUT, Machine, left_out, machine, machines
-from .ranking import (DESK, TIE, best, bound_by, hardware_and_software, machine_table, on_desk,
-                      rank, swapped_pairs)
+from .ranking import (DESK, TIE, WORKSTATION_CARDS, best, bound_by, hardware_and_software,
+                      machine_table, on_desk, rank, swapped_pairs)
 from .reference import (DISPUTED, REFERENCE_FORMAT, REFERENCE_MODEL, REFERENCE_TOKENS,
                         SCOREBOARD_NAMES, backend_fractions, prefill_runs,
                         reference_flops_per_token, reference_runs, second_hand_runs)
@@ -43,8 +43,8 @@ __all__ = [
     "ARITHMETIC", "BACKEND", "DESK", "DISPUTED", "FAMILY", "KV_DTYPE", "LEFT_OUT", "Machine", "OWN",
     "POOLED", "RAISE_LIMIT", "RANK_BY", "REFERENCE_FORMAT", "REFERENCE_MODEL", "TIE",
     "REFERENCE_TOKENS", "SCOREBOARD_NAMES", "SMALL_MAC_GiB", "VALIDATION_MODELS",
-    "VULKAN_SOURCE", "Workload", "backend_fractions", "best", "bound_by", "bound_sentence",
-    "calculator_rows",
+    "VULKAN_SOURCE", "WORKSTATION_CARDS", "Workload", "backend_fractions", "best", "bound_by",
+    "bound_sentence", "calculator_rows",
     "default_gpu_fraction", "estimate", "extrapolation_check", "extrapolation_summary",
     "fmt_range", "fraction_by_format", "fraction_quartiles", "gpu_memory_limits",
     "h100_decode_readings", "hardware_and_software", "js_expressions", "left_out",

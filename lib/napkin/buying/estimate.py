@@ -121,6 +121,15 @@ def _decode(m: Machine, w: Workload, t: _Terms) -> dict:
     return out
 
 
+def _whole_request(w: Workload, first: dict, dec: dict) -> dict:
+    """Each user's output rate over whole requests: every user's prompt prefilled, one after
+    another at the middle prefill rate, then the answers decoded together. Prompts and steps
+    are not overlapped, so where a step leaves arithmetic spare (a memory-bound one) this is
+    the slow end; the decode-only rate is the fast end. NaN without a prefill run."""
+    round_s = w.users * first["ttft_mid_s"] + w.output_tokens / dec["per_user_mid_tok_per_s"]
+    return {"round_s": round_s, "request_per_user_mid_tok_per_s": w.output_tokens / round_s}
+
+
 def _price(m: Machine, w: Workload, need: float, per_user_mid: float, own: float) -> dict:
     """The smallest recorded configuration whose usable memory holds it all."""
     offer = next((p for p in sorted(m.prices, key=lambda p: p[0]) if p[1] >= need), None)
@@ -159,7 +168,7 @@ def estimate(m: Machine, w: Workload) -> dict:
         "reference_roof_TFLOPS": (ref_roof or math.nan) / TFLOPS,
         "fraction_low": fracs[0], "fraction_mid": fracs[1], "fraction_high": fracs[2],
         "fraction_basis": m.fraction_basis,
-        **fit, **first, **dec,
+        **fit, **first, **dec, **_whole_request(w, first, dec),
         **_price(m, w, fit["need_GiB"] * GiB, dec["per_user_mid_tok_per_s"],
                  dec["decode_own_tok_per_s"]),
         "source_bandwidth": m.sources.get("bandwidth", ""),

@@ -17,6 +17,9 @@ SORT = {"ttft": ("ttft_mid_s", True), "decode": ("decode_mid_tok_per_s", False),
 NO_RUN = "no published prefill run in data/ to estimate it from"
 #: The machines that sit on a desk with one pool of unified memory besides Apple's chips.
 DESK = ("DGX Spark", "Strix Halo")
+#: Graphics cards sold for workstations: they sit on a desk too, inside a computer bought
+#: separately, with their own memory.
+WORKSTATION_CARDS = ("RTX PRO 6000 Blackwell", "RTX 6000 Ada")
 
 
 def on_desk(ranked: pd.DataFrame) -> pd.Series:
