@@ -291,9 +291,10 @@ def test_a_busy_machine_is_said_and_quotes_no_gap(tiny_record):
     assert "disturbed run" in batched.sentence(slow)
     note = batched.closing_note(slow, 32, 295)
     assert "quotes no prefill/decode gap" in note and "for scale only" not in note
+    # a quick probe's one slow pass is no sign of a busy machine
     shaky = copy.deepcopy(tiny_record)
-    shaky["probe_after"]["worst_bytes_per_s"] = 0.4 * shaky["probe_after"]["best_bytes_per_s"]
-    assert "varied by 60%" in batched.busy(shaky)
+    shaky["probe_after"]["worst_bytes_per_s"] = 0.1 * shaky["probe_after"]["best_bytes_per_s"]
+    assert batched.busy(shaky) == ""
 
 
 def test_closing_note(tiny_record):

@@ -41,7 +41,7 @@ from . import bandwidth as bandwidths
 from . import machine, mode, session
 from .gemm import peak_flops
 from .probe import read_bandwidth
-from .batched_report import (BUSY_SHARE, BUSY_SPREAD, CEILING_SHARE, OVERHEAD_SHARE, batch_one,
+from .batched_report import (BUSY_SHARE, CEILING_SHARE, OVERHEAD_SHARE, batch_one,
                              bend, bend_fit, busy,
                              bend_sentence, closing_note, describes, efficiency, frame, model_of,
                              plain_decode, plan_sentence, predicted_bend, roof, sentence,
@@ -296,6 +296,6 @@ def live(plan: BatchPlan = QUICK, **kwargs) -> dict | None:
 
 
 __all__ = ["BatchPlan", "QUICK", "FULL", "plan_from_env", "BatchedDecoder", "run", "live",
-           "BUSY_SHARE", "BUSY_SPREAD", "busy", "CEILING_SHARE", "OVERHEAD_SHARE", "batch_one", "bend", "bend_fit", "bend_sentence",
+           "BUSY_SHARE", "busy", "CEILING_SHARE", "OVERHEAD_SHARE", "batch_one", "bend", "bend_fit", "bend_sentence",
            "closing_note", "describes", "efficiency", "frame", "model_of", "plain_decode",
            "plan_sentence", "predicted_bend", "roof", "sentence", "shape_sentence", "who"]
