@@ -10,7 +10,7 @@ import pandas as pd
 from ..predict import calibration as calib
 from ..predict.calibration import Calibration
 from ..predict.frontier import frontier
-from .. import catalog
+from .. import catalog, tables
 from ..predict.experts import layout
 from .fitting import ABLATIONS, CALIBRATED, TRIED
 from .report import bands, crossval, errors, factor_stats, peer_errors, scored
@@ -20,8 +20,8 @@ __all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_lengths"
            "decline_reasons", "EARNS", "FRONTIER_CHIPS", "frontier_curves", "frontier_gap",
            "FRONTIER_MODELS", "frontier_points", "frontier_read", "held_out", "PARAMETERS",
            "parameters_table", "PEER", "per_gpu_ratio", "regimes", "SCENARIOS",
-           "server_over_offline", "server_over_offline_spread", "software_band", "stack_spread",
-           "stats_by", "UNTRUSTED_MEDIAN", "UNTRUSTED_P90"]
+           "server_over_offline", "server_over_offline_spread", "software_band", "speculative",
+           "SPECULATIVE_NOTE", "stack_spread", "stats_by", "trades", "UNTRUSTED_MEDIAN", "UNTRUSTED_P90"]
 
 #: The practitioner's chart: the models, their MLPerf benchmark, lengths and formats.
 FRONTIER_MODELS = {"Llama-3.3-70B": ("llama2-70b", "FP8", "fp8"),
@@ -296,6 +296,17 @@ UNTRUSTED_MEDIAN = 1.5
 UNTRUSTED_P90 = 2.0
 
 
+def trades(ablation: pd.DataFrame, part: str) -> dict[str, list[str]]:
+    """The groups of held-out rows (:data:`SCENARIOS`) whose median factor a row of
+    :func:`ablation_table` makes better and worse than the calibrated model's."""
+    ab = ablation.set_index("structure")
+    out = {"better": [], "worse": []}
+    for key, name in SCENARIOS.items():
+        side = "better" if ab.loc[part, key] < ab.loc[calib.MODEL, key] else "worse"
+        out[side].append(name)
+    return out
+
+
 def regimes(min_rows: int = 10) -> pd.DataFrame:
     """Where not to trust the model: its cross-validated errors on a new chip or model
     (:func:`napkin.validation.report.crossval`, case ``"new"``) per chip family, dense or
@@ -306,10 +317,29 @@ def regimes(min_rows: int = 10) -> pd.DataFrame:
     moe = {m: bool(layout(catalog.config(m))) for m in cv["model"].unique()}
     cv = cv.assign(kind_of_model=cv["model"].map(lambda m: "mixture of experts" if moe[m]
                                                  else "dense"),
-                   scenario_name=_scenario(cv).map(SCENARIOS))
-    out = stats_by(cv, ["family", "kind_of_model", "scenario_name"])
+                   scenario_name=_scenario(cv).map(SCENARIOS), speculative=speculative(cv))
+    keys = ["family", "kind_of_model", "scenario_name"]
+    out = stats_by(cv, keys).merge(
+        cv.groupby(keys)["speculative"].mean().rename("speculative_share").reset_index(),
+        on=keys)
     out = out[out["n"] >= min_rows]
     return out.sort_values("median", ascending=False).reset_index(drop=True)
+
+
+#: What a published row's notes say when it ran speculative decoding, which the step model
+#: leaves out by construction (one token per step; chapter 10 puts it back).
+SPECULATIVE_NOTE = r"\bMTP\b|speculative|EAGLE|draft model"
+
+
+def speculative(predictions: pd.DataFrame) -> pd.Series:
+    """Whether each prediction's published row (``table``, ``row``) ran speculative
+    decoding, by its notes (:data:`SPECULATIVE_NOTE`)."""
+    flags = pd.Series(False, index=predictions.index)
+    for table, part in predictions.groupby("table"):
+        notes = tables.load(table)["notes"].fillna("")
+        flags[part.index] = notes.loc[part["row"]].str.contains(
+            SPECULATIVE_NOTE, case=False, regex=True).to_numpy()
+    return flags
 
 
 def software_band() -> pd.DataFrame:
