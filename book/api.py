@@ -19,6 +19,8 @@
 # # The library
 
 # %% tags=["remove-cell"]
+from IPython.display import display
+
 from napkin import surface
 from napkin.prose import glue
 

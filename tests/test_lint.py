@@ -108,3 +108,17 @@ def test_the_surface_finds_what_a_page_reads(tmp_path):
     found = {(u.module, u.name) for u in surface.uses(page)}
     assert found == {("napkin.prose", "glue"), ("napkin.buying", "rank"),
                      ("napkin.serving.chapter", "_private"), ("napkin.predict.step", "cost")}
+
+
+def test_the_readmes_chapter_map_is_current():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, str(ROOT / "scripts/chapter_map.py"), "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_every_chapter_shows_an_engine():
+    from napkin import surface
+    rows = surface.chapter_map().splitlines()[2:]
+    assert rows and all(row.split(" | ")[1] != "-" for row in rows), rows

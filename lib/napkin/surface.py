@@ -11,6 +11,7 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import re
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
@@ -20,8 +21,8 @@ import pandas as pd
 from . import tables
 from .toc import ROOT
 
-__all__ = ["Use", "api_display", "api_table", "modules", "packages", "public_names", "sources",
-           "uses"]
+__all__ = ["Use", "api_display", "api_table", "chapter_map", "modules", "packages", "public_names",
+           "sources", "uses"]
 
 
 def sources(root: Path = ROOT) -> list[Path]:
@@ -183,3 +184,36 @@ def packages() -> list[str]:
     tops = sorted({".".join(m.split(".")[:2]) for m in modules() if m != "napkin"})
     return ["napkin"] + [t for t in tops if any(
         public_names(m) for m in modules() if m == t or m.startswith(t + "."))]
+
+
+_INCLUDE = re.compile(r"```\{literalinclude\} \.\./lib/(napkin/[\w/]+)\.py\n# :language: python\n"
+                      r"# :pyobject: ([\w.]+)")
+
+
+#: Modules every chapter reads (figures, tables, glue): no help in telling chapters apart.
+_EVERYWHERE = ("napkin", "napkin.tables", "napkin.prose")
+
+
+def chapter_map(root: Path = ROOT) -> str:
+    """The README's map of the book, as a Markdown table: each chapter with the engines it
+    shows (its ``literalinclude``s), the library modules it reads most, its figures and its
+    errata module."""
+    from . import exports, toc
+
+    figures: dict[str, list[str]] = defaultdict(list)
+    for fig in exports.book_figures(root, executed=False):
+        figures[fig["docname"]].append(f"`{fig['name']}`")
+    lines = ["| Chapter | Engines shown | Reads most | Figures | Errata |",
+             "|---|---|---|---|---|"]
+    for page in toc.chapters(root):
+        source = root / f"{page.docname}.py"
+        shown = [f"`{path.replace('/', '.')}.{obj}`" for path, obj in
+                 _INCLUDE.findall(source.read_text())]
+        counts = pd.Series([u.module for u in uses(source)
+                            if u.module not in _EVERYWHERE]).value_counts()
+        most = [f"`{m}`" for m in counts.index[:3]]
+        errata = sorted((root / "lib/napkin/errata").glob(f"ch{page.number:02d}_*.py"))
+        lines.append(f"| {page.number} {page.title} | {', '.join(shown) or '-'} | "
+                     f"{', '.join(most)} | {', '.join(figures[page.docname]) or '-'} | "
+                     f"{', '.join(f'`napkin.errata.{p.stem}`' for p in errata) or '-'} |")
+    return "\n".join(lines) + "\n"
