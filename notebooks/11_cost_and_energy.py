@@ -22,7 +22,7 @@
 import datetime as dt
 
 import napkin
-from napkin import costs, errata, tables
+from napkin import buying, catalog, costs, errata, tables
 from napkin.costs import chapter, energy, page, power, prices, service
 from napkin.figures import costs as charts
 from napkin.prose import count, glue, glue_markdown
@@ -121,6 +121,23 @@ glue("dc_gpus", int(dc["n_gpus"]))
 glue("dc_ratio_gpu", local["joules_per_token"].min() / dc["energy_J_per_token"])
 glue("dc_ratio", local["joules_per_token"].min() / dc["wall_J_per_token"])
 glue("dc_ratio_hi", local["joules_per_token"].max() / dc["wall_J_per_token"])
+# the same desk machines at the chapter's 8 bits: their measured power over the rate the
+# one-user table estimates (set below the measured runs, whose weights had fewer bits)
+desk8 = o1.loc[local["machine"], "joules_per_token"]
+glue("dc_ratio_q8", desk8.min() / dc["wall_J_per_token"])
+glue("dc_ratio_q8_hi", desk8.max() / dc["wall_J_per_token"])
+glue("desk8_lo", desk8.min())
+glue("desk8_hi", desk8.max())
+assert (dc_runs["weights"] == "bfloat16").all()
+# the fastest measured desk run bounds its bits per weight: at most its bandwidth a second
+fast = local.loc[local["tok_per_s"].idxmax()]
+fast_bw = buying.machine(fast["machine"]).bandwidth_bytes_per_s
+fast_bits = 8 * fast_bw / fast["tok_per_s"] / catalog.params("Llama-3.1-70B")
+assert fast_bits < 8, "a measured desk run could be 8-bit: revisit the energy comparison"
+glue("fast_machine", fast["machine"])
+glue("fast_rate", fast["tok_per_s"])
+glue("fast_bw_GBps", fast_bw / 1e9)
+glue("fast_bits", fast_bits)
 runs = chapter.measured_serving()
 be_batch = runs[runs["usd_per_mtok"] <= float(out_price.median())].groupby("engine")[
     "mean_batch"].min()
@@ -149,12 +166,15 @@ glue("be_b200", be_batch["2 x B200"])
 #   {glue:text}`hours:.0f` h a day for {glue:text}`life:.0f` years), and a stream rented on
 #   demand on an H100, H200 or B200 ({glue:text}`rent1_lo:.0f` to {glue:text}`rent1_hi:.0f`)
 #   costs more than one on {glue:md}`one_below_rent` ([one user](#sec-cost-one-user)).
-# - Counted like with like (whole system at the wall, both upper bounds; for the server its
-#   GPUs' measured power, the rest of the server at its rating and the data center's PUE),
-#   a token of one local stream of a 70B model takes some
-#   {glue:text}`dc_ratio:.0f` to {glue:text}`dc_ratio_hi:.0f` times the energy of one from a
-#   measured {glue:text}`dc_gpus:d`-GPU H100 server at a batch of
-#   {glue:text}`dc_batch:.0f` ([energy](#sec-cost-energy)).
+# - Counted at the same boundary (whole system at the wall, both upper bounds; for the
+#   server its GPUs' measured power, the rest of the server at its rating and the data
+#   center's PUE), a token of one local stream of a 70B model at
+#   {glue:text}`desk_format` takes some {glue:text}`dc_ratio_q8:.0f` to
+#   {glue:text}`dc_ratio_q8_hi:.0f` times the energy of one from a measured
+#   {glue:text}`dc_gpus:d`-GPU H100 server running BF16 at a batch of
+#   {glue:text}`dc_batch:.0f`; desk runs measured with a model quantized below
+#   {glue:text}`desk_format` give {glue:text}`dc_ratio:.0f` to {glue:text}`dc_ratio_hi:.0f` times. Neither pair has the
+#   same weights on both sides ([energy](#sec-cost-energy)).
 # - The essay's "hundreds of users" holds: measured servers reach the APIs' median
 #   *output* price ({glue:text}`out_median:.2f` dollars per million, input not counted) from
 #   about {glue:text}`be_h100:.0f` sequences at once on H100 GPUs and
@@ -325,6 +345,9 @@ glue("node_typ_lo", node["typical_W"][0] * node["gpus"] / 1000)
 glue("node_typ_hi", node["typical_W"][1] * node["gpus"] / 1000)
 glue("pue", facility["pue"])
 glue("pue_period", facility["period"])
+uptime_own = power.pue(year=int(facility["period"]) - 1)
+glue("pue_own", uptime_own["pue"])
+glue("pue_own_period", uptime_own["period"])
 glue("pue_lo", power.pue_range()[0])
 glue("b200_node_kw", power.node("B200")["server_W"] / 1000)
 
@@ -456,7 +479,9 @@ glue("b200_node_kw", power.node("B200")["server_W"] / 1000)
 # conversion. So a rented GPU is charged an eighth of its server's maximum
 # ({glue:text}`node_per_gpu:,.0f` W for an H100) times the industry's average power usage
 # effectiveness, {glue:text}`pue:.2f` (Uptime Institute's survey of
-# {glue:text}`pue_period`; a hyperscaler's fleet reports {glue:text}`pue_lo:.2f`): an upper
+# {glue:text}`pue_period`, as a dataset's description quotes it; Uptime's own report gives
+# {glue:text}`pue_own:.2f` for {glue:text}`pue_own_period` {cite}`uptime_pue_2023`; a
+# hyperscaler's fleet reports {glue:text}`pue_lo:.2f`): an upper
 # bound, as a desk machine's peak draw is. The cache is kept in 16 bits everywhere, as in
 # chapter 8.
 
@@ -712,9 +737,20 @@ glue("cap_lo", int(check["max_batch"].min()))
 glue("cap_hi", int(check["max_batch"].max()))
 glue("small_draw", small["draw_over_rating"])
 glue("small_err", small["error"])
-moe_big = check[(check["kind"] != "dense") & (check["mean_batch"] >= 512)]
+glue("small_power_factor", 1 / small["draw_over_rating"])
+glue("small_time_factor", small["model_step_s"] / small["measured_step_s"])
+glue("small_model_ms", 1e3 * small["model_step_s"])
+glue("small_meas_ms", 1e3 * small["measured_step_s"])
+MOE_BIG = 512
+moe_big = check[(check["kind"] != "dense") & (check["mean_batch"] >= MOE_BIG)]
+glue("moe_big_batch", MOE_BIG)
 glue("moe_big_step", -moe_big["step_error"].median())
-assert moe_big["step_error"].median() < 0
+glue("moe_big_meas", -moe_big["error_measured_power"].median())
+glue("moe_big_err", moe_big["error"].median())
+# the prose's signs: a short step, too little energy at the measured power, too much at
+# the rating, for the large batches and for the median run of a mixture of experts
+assert moe_big["step_error"].median() < 0 and moe_big["error_measured_power"].median() < 0
+assert moe_big["error"].median() > 0 and summary.loc["mixture of experts", "bias"] > 0
 shown = ["Llama-3.3-70B", "Llama-3.1-70B", "Llama-3.1-8B", "gpt-oss-120b", "gpt-oss-20b"]
 
 # %% [markdown]
@@ -762,15 +798,23 @@ tables.styled(chapter.error_display(summary.reset_index()), "table-cost-energy-e
 # **The power**: GPUs serving a small batch draw well below their rating. At a batch of
 # {glue:text}`small_batch:.0f`, {glue:text}`small_gpus:d` H100 GPUs serving Llama 3.3 70B drew
 # {glue:text}`small_draw:.0%` of their rated power, and the model, which charges the
-# rating, is {glue:text}`small_err:.0%` too high there; over dense models the median draw is
+# rating, is {glue:text}`small_err:.0%` too high there. The rating accounts for a factor of
+# {glue:text}`small_power_factor:.2f` of that, and the step for the other
+# {glue:text}`small_time_factor:.2f`: the model's step takes
+# {glue:text}`small_model_ms:.1f` ms where the measured one (the batch over the measured
+# rate) took {glue:text}`small_meas_ms:.1f` ms. Over dense models the median draw is
 # {glue:text}`draw_dense:.0%` of the rating. With the measured power in place of the rating
 # the dense models' error is {glue:text}`errp_dense:.0%`. **The time**: on the mixtures of
-# experts (gpt-oss) at large batches the step model is far too fast (its step is
-# {glue:text}`moe_big_step:.0%` shorter than the measured one, median, at batches of
-# hundreds and more), so its energy is too low: {glue:text}`bias_moe:.0%` for the median mixture-of-experts
-# run. The measured servers slow down at those batches in ways the roofline does not see
-# (scheduling and sampling per sequence, an expert kernel not at its roof), and a reader
-# should read the model's energy for large batches of a mixture of experts as a floor.
+# experts (gpt-oss) at large batches the step model is too fast (its step is
+# {glue:text}`moe_big_step:.0%` shorter than the measured one, median, at mean batches of
+# {glue:text}`moe_big_batch:d` and more), so with the measured power its energy there is
+# too low, by {glue:text}`moe_big_meas:.0%` for the median run. Charged at the rating, as
+# the tables are, the rating's excess outweighs the short step: those runs come out
+# {glue:text}`moe_big_err:.0%` too high for the median, and the median mixture-of-experts
+# run over all batches {glue:text}`bias_moe:.0%` too high. The measured servers slow down
+# at those batches in ways the roofline does not see (scheduling and sampling per sequence,
+# an expert kernel not at its roof), so the model's energy for large batches of a mixture
+# of experts is a floor only when it is given the measured power.
 #
 # For desk machines the only measured energy is whole-system: Geerling measured the wall
 # power and the rate of one stream of Llama 3.1 70B on {glue:text}`ls_n:d` of them, which
@@ -779,13 +823,24 @@ tables.styled(chapter.error_display(summary.reset_index()), "table-cost-energy-e
 # joules of GPU energy for a token of a {glue:text}`dc_gpus:d`-GPU H100 server serving
 # Llama 3.3 70B at a batch of {glue:text}`dc_batch:.0f`; set against the wall, that ratio,
 # {glue:text}`dc_ratio_gpu:.0f` to one, compares a whole machine with its GPUs alone and
-# overstates the gap. Counted like with like, the GPUs' measured power plus their share of
+# overstates the gap. Counted at the same boundary, the GPUs' measured power plus their share of
 # the rest of the server at its maximum input (CPUs, NICs, switches, fans: the DGX H100's
 # {glue:text}`node_kw:.1f` kW less {glue:text}`node_gpu_kw:.1f` kW of GPUs) times the data
-# center's PUE of {glue:text}`pue:.2f` {cite}`uptime_pue_2023`, the server's token takes
+# center's PUE of {glue:text}`pue:.2f` (above: Uptime Institute's {glue:text}`pue_period`
+# survey as a dataset's description quotes it), the server's token takes
 # {glue:text}`dc_wall_j:.2f` joules from the grid, an upper bound as the desk figure is: one
 # local stream's token takes some {glue:text}`dc_ratio:.0f` to
-# {glue:text}`dc_ratio_hi:.0f` times as much. The tables' rented rows are counted the same
+# {glue:text}`dc_ratio_hi:.0f` times as much. That pair does not have the same weights on
+# both sides: ML.ENERGY's server ran BF16, and Geerling's desk runs are of a model quantized
+# below {glue:text}`desk_format` (the {glue:text}`fast_machine` made
+# {glue:text}`fast_rate:.1f` tokens a second, so
+# even reading at its full {glue:text}`fast_bw_GBps:,.0f` GB/s a token could read at most
+# {glue:text}`fast_bits:.1f` bits a weight). At this chapter's {glue:text}`desk_format`, the same machines' measured
+# power over the rate the one-user table estimates for them gives
+# {glue:text}`desk8_lo:.0f` to {glue:text}`desk8_hi:.0f` joules, and the ratio is
+# {glue:text}`dc_ratio_q8:.0f` to {glue:text}`dc_ratio_q8_hi:.0f`. Neither reading sets
+# equal weights side by side: the book holds no measured server run of this model at
+# {glue:text}`desk_format`'s precision or FP8. The tables' rented rows are counted the same
 # way (a DGX B200's maximum is {glue:text}`b200_node_kw:.1f` kW {cite}`nvidia_dgx_b200_guide`).
 # %% [markdown]
 # (sec-cost-essay-sentence)=

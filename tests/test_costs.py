@@ -339,6 +339,11 @@ def test_a_rented_gpu_draws_its_share_of_its_server_times_the_pue():
     assert pue["pue"] == pytest.approx(float(tables.load("datacenter_pue").query(
         "scope == 'industry average'").sort_values("year")["pue"].iloc[-1]))
     assert 1 < power.pue_range()[0] < pue["pue"] <= power.pue_range()[1]
+    # a named year gives that year's row (Uptime's own 2023 figure), an absent one says so
+    assert power.pue(year=2023)["pue"] == pytest.approx(1.58)
+    assert power.pue(year=int(pue["period"]))["pue"] == pue["pue"]
+    with pytest.raises(ValueError, match="year 1990"):
+        power.pue(year=1990)
     d = power.rented_draw("H200")
     assert d["power_W"] == pytest.approx(10200 / 8 * pue["pue"]) and "PUE" in d["basis"]
     r = costs.rented("H100 SXM", W70, 1)

@@ -338,6 +338,21 @@ def test_machine_views(h100):
         machines.view_calibration("M2 Ultra", "vibes")
 
 
+def test_ridge_at_another_peak():
+    """Q4_K on CUDA is priced at the INT8 peak; the H100's FP16 peak is half of it, so its
+    ridge comes about twice as soon (attention keeps its own roof, hence not exactly)."""
+    int8 = machines.ridge_tokens("H100 SXM", "peak")
+    fp16 = machines.ridge_tokens("H100 SXM", "peak", arithmetic="fp16")
+    assert machines.machine("H100 SXM").roof(machines.WEIGHTS)[0] == "int8"
+    assert 0.4 * int8 < fp16 < 0.6 * int8
+    assert machines.ridge_tokens("M2 Ultra", "peak", arithmetic="fp16") == pytest.approx(
+        machines.ridge_tokens("M2 Ultra", "peak"))
+    with pytest.raises(ValueError, match="int8"):
+        machines.ridge_tokens("M2 Ultra", "peak", arithmetic="int8")
+    with pytest.raises(ValueError, match="peak"):
+        machines.ridge_tokens("H100 SXM", "llama.cpp", arithmetic="fp16")
+
+
 def test_each_machine_decodes_at_its_own_measured_share():
     """The llama.cpp roof's bandwidth share is the machine's own published decode runs of the
     reference model where the book has them (read from data), else its family's median."""

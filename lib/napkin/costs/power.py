@@ -111,13 +111,17 @@ def _pue() -> pd.DataFrame:
     return tables.load("datacenter_pue")
 
 
-def pue() -> dict:
+def pue(year: int | None = None) -> dict:
     """The data center overhead a rented GPU is charged with: the newest industry-average
-    power usage effectiveness (facility power over IT power), with its period and source."""
+    power usage effectiveness (facility power over IT power), with its period and source;
+    ``year``: that year's average instead (to set the source's own figure beside it)."""
     df = _pue()
     avg = df[df["scope"] == PUE_SCOPE].sort_values("year")
+    if year is not None:
+        avg = avg[avg["year"] == year]
     if avg.empty:
-        raise ValueError(f"no {PUE_SCOPE!r} row in data/datacenter_pue.csv")
+        raise ValueError(f"no {PUE_SCOPE!r} row" + (f" for year {year!r}" if year is not None
+                         else "") + " in data/datacenter_pue.csv; add one or pass another year")
     r = avg.iloc[-1]
     return {"pue": float(r["pue"]), "period": str(r["year"]), "reporter": r["reporter"],
             "source_url": r["source_url"]}

@@ -15,9 +15,15 @@ Metal on the Mac, CUDA elsewhere, quantized weights), under two roofs:
   large matrix product's; a verify step of a few tokens runs llama.cpp's small-batch kernels,
   which may reach less, so this roof is the most a short verify step could reach.
 
-Chapter 9's calibrated model is not used for these machines: its small-matmul ramp was
-fitted on datacenter chips and puts even a one-token decode step of an 8B model on the
-compute roof of a chip with few FLOP/s, which measured Macs and GeForce cards contradict.
+The ``"peak"`` view's arithmetic is the one llama.cpp runs the weights' matmuls in: for
+Q4_K on CUDA that is the INT8 tensor peak (its quantized kernels multiply 8-bit integers),
+on Metal FP16; :func:`ridge_tokens` can take another stated peak to show what that choice
+moves.
+
+Chapter 9's calibrated model is not used for these machines: its one share of both peaks
+and its fixed costs per layer and per sequence were fitted to serving engines on datacenter
+chips, while llama.cpp on these machines reaches measured shares of its own (the
+``"llama.cpp"`` view).
 
 Acceptance falls with a token's position in the draft: the chart's acceptance is the first
 position's, and later positions fall as EAGLE's published rates do
@@ -137,15 +143,30 @@ def tokens_speedup(name: str, view: str, tokens: float, k: int, batch=1, depth: 
                               view_calibration(name, view))
 
 
-def ridge_tokens(name: str, view: str, depth: int = DEPTH) -> float:
+def ridge_tokens(name: str, view: str, depth: int = DEPTH,
+                 arithmetic: str | None = None) -> float:
     """Tokens in one step at which the machine's step turns compute-bound (weights and
-    attention against the bytes of the weights and one sequence's cache at ``depth``)."""
+    attention against the bytes of the weights and one sequence's cache at ``depth``).
+
+    ``arithmetic`` (``"peak"`` view only): price the weights' matmuls at another stated
+    peak of the machine (``"fp16"``), to show what the backend's choice of arithmetic
+    moves; attention keeps its own roof."""
     c = local_engine(name).constants
     cal = view_calibration(name, view)
     bw = float(c.bandwidth_bytes_per_s[0]) * cal.bandwidth_efficiency
-    flops = float(c.flops_per_s[0]) * cal.compute_efficiency
+    matmul = float(c.flops_per_s[0])
+    if arithmetic is not None:
+        if view != "peak":
+            raise ValueError(f"arithmetic applies to the 'peak' view only, got view={view!r}; "
+                             f"drop arithmetic or pass view='peak'")
+        roofs = machine(name).roofs
+        if arithmetic not in roofs:
+            raise ValueError(f"{name} states no {arithmetic!r} peak (it states "
+                             f"{', '.join(roofs)}); pass one of those")
+        matmul = float(roofs[arithmetic])
+    flops = matmul * cal.compute_efficiency
     per_token = float(c.flops_per_token[0]) + float(c.flops_per_pair_full[0]) * depth * \
-        float(c.flops_per_s[0]) / float(c.attention_flops_per_s[0])
+        matmul / float(c.attention_flops_per_s[0])
     return flops * float(c.dense_weight_bytes[0]) / (bw * per_token)
 
 
