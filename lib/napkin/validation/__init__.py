@@ -41,8 +41,8 @@ from .chapter import (FRONTIER_CHIPS, FRONTIER_MODELS, PARAMETERS, benchmark_len
 from .fitting import (ABLATIONS, BOUNDED_KINDS, CALIBRATED, ESSAY, IMPOSSIBLE, LOSS_SCALE,
                       ONE_NUMBER, PLAIN, STRUCTURES, TRIED, Fit, Structure, fit, impossible,
                       usable)
-from .report import (BANDS, CASES, bands, crossval, error_band, error_table, errors,
-                     factor_stats, peer_errors, scored)
+from .report import (BANDS, CASES, bands, case_of, crossval, error_band, error_table, errors,
+                     factor_stats, peer_errors, scored, seen_in)
 from .rows import (ARGONNE, ARGONNE_TRAIN_GPUS, SERVING_METRICS, SOURCES, TP_CHOICES,
                    TRAIN_ROUNDS, alias, all_cases, group_of, interpret, mlperf, serving,
                    source_of)
@@ -60,7 +60,7 @@ def refresh() -> None:
 
 __all__ = [
     "predict_rows", "interpret", "fit", "errors", "scored", "error_table", "error_band",
-    "bands", "crossval", "factor_stats", "peer_errors", "refresh", "all_cases", "mlperf",
+    "bands", "case_of", "crossval", "factor_stats", "seen_in", "peer_errors", "refresh", "all_cases", "mlperf",
     "serving", "alias", "source_of", "group_of", "tables", "predict_cases", "prepare",
     "Prepared", "impossible", "usable", "Fit", "Structure", "STRUCTURES", "CALIBRATED",
     "ONE_NUMBER", "ESSAY", "PLAIN", "ABLATIONS", "TRIED", "BOUNDED_KINDS", "IMPOSSIBLE", "LOSS_SCALE",

@@ -24,7 +24,7 @@ from .fitting import STRUCTURES
 from .rows import group_of
 from .scoring import predict_cases, prepare
 
-__all__ = ["bands", "BANDS", "case_of", "CASES", "crossval", "error_band", "error_table", "errors",
+__all__ = ["bands", "BANDS", "case_of", "CASES", "seen_in", "crossval", "error_band", "error_table", "errors",
            "factor_stats", "peer_errors", "scored", "with_rows"]
 
 #: The scenarios other chapters quote, and the groups of rows each covers.
@@ -166,12 +166,18 @@ def bands(structures=None, frame: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def seen_in(chips, model: str) -> pd.DataFrame:
+    """The published fit's rows (every usable row) that hold one of ``chips`` with ``model``:
+    where a prediction for that pair was seen, with each row's ``source`` and ``stack``."""
+    r = rows()
+    return r[r["chip"].isin(list(chips)) & (r["model"] == model)]
+
+
 def case_of(chip: str, model: str) -> str:
     """``"seen"`` where the published fit's rows (every usable row) hold ``chip`` and
     ``model`` together, else ``"new"``: which of :func:`error_band`'s cases a prediction for
     that pair belongs to."""
-    r = rows()
-    return "seen" if ((r["chip"] == chip) & (r["model"] == model)).any() else "new"
+    return "seen" if len(seen_in([chip], model)) else "new"
 
 
 def error_band(scenario: str = "all", case: str = "new", structure: str = MODEL) -> dict:
