@@ -343,6 +343,8 @@ end = {a: float(t["time_s"].iloc[-1] + t["step_s"].iloc[-1]) for a, t in timed.i
 glue("paged_end_s", end["paged"])
 glue("max_end_s", end["max"])
 glue("oracle_end_s", end["oracle"])
+glue_markdown("fig13_workload", papers.table().set_index("claim").loc[
+    "fig13_sharegpt_vllm", "workload"].replace("reqs/s", "requests per second"))
 
 # %% [markdown]
 # The {glue:text}`n_requests:,d` requests take {glue:text}`paged_end_s:.0f` s with paging,
@@ -403,8 +405,6 @@ glue("rate_oracle_high", papers.claim("rate_vs_orca_oracle", "high"))
 glue("rate_max_low", papers.claim("rate_vs_orca_max"))
 glue("rate_max_high", papers.claim("rate_vs_orca_max", "high"))
 glue("rate_ft", papers.claim("rate_vs_fastertransformer"))
-glue_markdown("fig13_workload", papers.table().set_index("claim").loc[
-    "fig13_sharegpt_vllm", "workload"].replace("reqs/s", "requests per second"))
 # why the throughput gains trail the batch gains: every step reads the cache of every sequence
 tput_share = by["throughput_gain"] / by["batch_gain"]
 glue("tput_share_oracle", tput_share["oracle"])

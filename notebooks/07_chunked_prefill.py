@@ -377,7 +377,7 @@ tables.styled(shown.assign(
 # {glue:text}`budget_low:d` tokens to {glue:text}`cap_ref:.2f` at {glue:text}`ref_budget:,d`
 # ({glue:text}`cap_ref_tok:,.0f` prompt and output tokens per second, every token the
 # model runs; of them {glue:text}`cap_ref_out:,.0f` per second are generated, the tokens/s of
-# chapters 6 and 8), and there it stops: from
+# chapter 6 and chapter 8), and there it stops: from
 # {glue:text}`first_memory_budget:,d` tokens on, the cache fills with about
 # {glue:text}`cap_decodes:.0f` sequences before a step fills its budget, so a larger budget
 # has nothing to put in it. Small budgets lose because every step pays fixed costs whatever
