@@ -72,6 +72,7 @@ glue("seen_rows", int(cv[(cv["chip"] == S.chip) & (cv["model"] == "Llama-3.3-70B
 
 glue("cap_ref", best_cap["requests_per_s"])
 glue("cap_ref_tok", best_cap["tokens_per_s"])
+glue("cap_ref_out", best_cap["output_tokens_per_s"])
 glue("cap_decodes", best_cap["decodes"])
 #: The dial's medians the prose quotes: (name, column, which budgets); "plain" is no chunking
 QUOTED = [("itl99", "itl_p99_s", ("plain", "low", "mid", "itl", "ttft")),
@@ -116,7 +117,8 @@ glue("n_cluster_seeds", len(S.cluster_seeds))
 # :class: tip
 # - On chapter 9's calibrated step, one instance of Llama 3.3 70B on {glue:text}`gpus:d`
 #   H100 SXMs carries at most about {glue:text}`cap_ref:.1f` requests per second of this
-#   chat traffic ({glue:text}`cap_ref_tok:,.0f` tokens/s). Keeping {glue:text}`target:.0%`
+#   chat traffic ({glue:text}`cap_ref_tok:,.0f` prompt and output tokens per second, of
+#   which {glue:text}`cap_ref_out:,.0f` are generated). Keeping {glue:text}`target:.0%`
 #   of requests within this book's latency targets takes a load of only
 #   {glue:text}`box_share_low:.0%` to {glue:text}`box_share_high:.0%` of a setup's capacity
 #   ([what one instance carries](#sec-serving-capacity); [goodput](#sec-serving-goodput)). The step model is within
@@ -362,16 +364,20 @@ tables.styled(shown.assign(
     step_ms=1e3 * shown["step_s"], simulated=sv.median_range(shown, "endless", "{:.2f}")),
     "table-serving-capacity", {
         "setup": "Budget (tokens)", "requests_per_s": "Capacity (req/s)",
-        "tokens_per_s": "Capacity (tokens/s)", "limited_by": "Limited by",
+        "tokens_per_s": "Capacity (prompt + output tokens/s)",
+        "output_tokens_per_s": "Capacity (generated tokens/s)", "limited_by": "Limited by",
         "decodes": "Decodes per step", "step_ms": "Mean full step (ms)",
         "simulated": "Endless queue, simulated (req/s)"}, formats={
-        "requests_per_s": "{:.2f}", "tokens_per_s": "{:,.0f}", "decodes": "{:,.0f}",
+        "requests_per_s": "{:.2f}", "tokens_per_s": "{:,.0f}",
+        "output_tokens_per_s": "{:,.0f}", "decodes": "{:,.0f}",
         "step_ms": lambda v: "" if np.isnan(v) else f"{v:,.0f}"})
 
 # %% [markdown]
 # Capacity rises from {glue:text}`cap_low:.2f` requests per second at a budget of
 # {glue:text}`budget_low:d` tokens to {glue:text}`cap_ref:.2f` at {glue:text}`ref_budget:,d`
-# ({glue:text}`cap_ref_tok:,.0f` tokens/s), and there it stops: from
+# ({glue:text}`cap_ref_tok:,.0f` prompt and output tokens per second, every token the
+# model runs; of them {glue:text}`cap_ref_out:,.0f` per second are generated, the tokens/s of
+# chapter 6 and chapter 8), and there it stops: from
 # {glue:text}`first_memory_budget:,d` tokens on, the cache fills with about
 # {glue:text}`cap_decodes:.0f` sequences before a step fills its budget, so a larger budget
 # has nothing to put in it. Small budgets lose because every step pays fixed costs whatever
@@ -505,6 +511,8 @@ best_met = max(S.budgets, key=lambda b: met_by[b])
 glue("rate", d[itl_b]["rate_per_s"])
 glue("ttft_gain_above", 1 - (ttft_pair[ttft_b] / ttft_pair[itl_b]).median())
 glue("ttft_gain_below", 1 - (ttft_pair[itl_b] / ttft_pair[mid]).median())
+# the same two budgets read as medians over seeds first, then compared
+glue("ttft_median_gap", 1 - d[ttft_b]["ttft_p50_s"] / d[itl_b]["ttft_p50_s"])
 glue_markdown("ttft_above_seeds",
               f"lower in {int((ttft_pair[ttft_b] < ttft_pair[itl_b]).sum())} of "
               f"{len(ttft_pair)} seeds")
@@ -552,9 +560,11 @@ assert 1 - (ttft_pair[itl_b] / ttft_pair[mid]).median() > \
 # {glue:text}`ttft50_mid_ms:.0f` ms at {glue:text}`budget_mid:d`,
 # {glue:text}`ttft50_itl_ms:.0f` ms at {glue:text}`essay_itl_budget:,.0f` and
 # {glue:text}`ttft50_ttft_ms:.0f` ms at {glue:text}`essay_ttft_budget:,.0f`
-# ({glue:text}`ttft_gain_above:.0%` sooner than at {glue:text}`essay_itl_budget:,.0f`,
-# {glue:md}`ttft_above_seeds`; from {glue:text}`budget_mid:d` to
-# {glue:text}`essay_itl_budget:,.0f` the gain is {glue:text}`ttft_gain_below:.0%`). A prompt
+# (seed by seed, a median of {glue:text}`ttft_gain_above:.0%` sooner than at
+# {glue:text}`essay_itl_budget:,.0f`, {glue:md}`ttft_above_seeds`, while the two medians
+# over seeds differ by {glue:text}`ttft_median_gap:.1%`; from {glue:text}`budget_mid:d` to
+# {glue:text}`essay_itl_budget:,.0f` the gain seed by seed is
+# {glue:text}`ttft_gain_below:.0%`). A prompt
 # in small chunks takes many steps, and each step pays the fixed costs of its layers and its
 # all-reduces again; a plain roofline, where a prompt costs the same arithmetic in one piece
 # or in many, cannot show this. At the 99th percentile, where the longest prompts wait, the
@@ -707,9 +717,9 @@ assert not g2["missed"].any()
 #
 # The directions agree with the papers; the sizes are not comparable. DistServe reports
 # {glue:text}`distserve_low:.1f`× more requests than the systems it compared with
-# ({glue:text}`distserve_v1:.2f`× in its first version): vLLM and DeepSpeed-MII, whose
-# FastGen engine already splits prompts {cite}`holmes2024fastgen`, so its baseline is not an
-# unchunked engine. Sarathi-Serve reports {glue:text}`sarathi_low:.1f`× to
+# ({glue:text}`distserve_v1:.2f`× in its first version): vLLM and DeepSpeed-MII. One of
+# those two baselines, DeepSpeed-MII, already splits prompts with its FastGen engine
+# {cite}`holmes2024fastgen`, so not all of that gain is over an unchunked engine. Sarathi-Serve reports {glue:text}`sarathi_low:.1f`× to
 # {glue:text}`sarathi_high:.1f`× the serving capacity of vLLM, for Mistral-7B on one A100 and
 # Yi-34B on two, under its own latency targets. Models, hardware, baselines and targets all
 # differ from this simulation's. Between the two fixes, at the book's target,
@@ -788,6 +798,9 @@ glue_markdown("split_first_token", (
     f"{first[best_split][1]:,.0f} ms at the 99th percentile, against "
     f"{first[c2048][0]:,.0f} and {first[c2048][1]:,.0f} ms colocated"))
 glue("bare_x", sp.loc[best_split, "tpot_p99_s"] / bare)
+reserved = capacity.reserved_over_held(pop.prompt, pop.output)
+glue("reserved_over_held", reserved)
+glue("reserved_extra", reserved - 1)
 glue("link_rate", fast["rate_per_s"])
 glue("slow_gbs", slow["link_GB_per_s"])
 glue("slow_gbits", 8 * slow["link_GB_per_s"])
@@ -819,7 +832,8 @@ assert slow["attainment"] < fast["attainment"]
 # prefill machines, {glue:md}`split_first_token`.
 #
 # The link matters once it fills up. The same split at {glue:text}`link_rate:.1f` requests
-# per second moves a cache over the full NIC in {glue:text}`fast_move_ms:.0f` ms on average,
+# per second, served on seed {glue:text}`rep_seed:d` alone (the table above gives medians
+# over seeds), moves a cache over the full NIC in {glue:text}`fast_move_ms:.0f` ms on average,
 # each prefill instance's link busy {glue:text}`fast_busy:.0%` of the time, and carries up to
 # {glue:text}`fast_cap:.1f` requests per second. Over a link of
 # {glue:text}`slow_gbs:.2f` GB/s (a {glue:text}`slow_gbits:.0f` Gb/s Ethernet port,
@@ -853,7 +867,12 @@ assert slow["attainment"] < fast["attainment"]
 #   each phase, which this simulation does not try.
 # - **Memory never runs out mid-request.** A request is admitted only when its whole final
 #   length fits, so nothing is ever preempted or recomputed; the paging chapter shows what
-#   that leaves out.
+#   that leaves out. Such an admission knows every output length in advance, as the paging
+#   chapter's Orca (Oracle) does: over its decode steps a request reserves on average
+#   {glue:text}`reserved_over_held:.2f`× the tokens it holds, so an engine that
+#   allocates as tokens are written could fit up to about
+#   {glue:text}`reserved_extra:.0%` more sequences where memory binds, and would pay for them
+#   in preemptions.
 # - **The traffic is synthetic.** Lognormal lengths with chosen means, Poisson arrivals, and
 #   no prefix caching; the papers replay real traces. The seeds show how much one sample of
 #   this sampler moves the results; percentiles at the 99th rest on a few requests each.
@@ -870,7 +889,8 @@ assert slow["attainment"] < fast["attainment"]
 glue_markdown("closing_note", "\n".join([
     f"On Llama 3.3 70B on {server.roof.name} with chapter 9's calibrated step, one instance "
     f"carries at most {best_cap['requests_per_s']:.2f} requests per second of this traffic "
-    f"({best_cap['tokens_per_s']:,.0f} tokens/s). At {S.load:.0%} of that "
+    f"({best_cap['tokens_per_s']:,.0f} prompt and output tokens per second, of which "
+    f"{best_cap['output_tokens_per_s']:,.0f} are generated). At {S.load:.0%} of that "
     f"({d[itl_b]['rate_per_s']:.1f} requests per second, medians of {len(S.seeds)} seeds), "
     f"the 99th-percentile inter-token latency is {1e3 * d[0]['itl_p99_s']:.0f} ms without "
     f"chunking and {1e3 * d[itl_b]['itl_p99_s']:.0f} ms with chunked prefill at a budget of "

@@ -334,6 +334,16 @@ def test_the_chapters_rates_are_below_capacity():
         s.instances * one[sv.label("chunked", 2048)])
 
 
+def test_a_reservation_holds_the_final_length_from_the_first_decode():
+    # 100 prompt and 3 output tokens: two decode steps hold 101 and 102 tokens, and the
+    # reservation 103 in each; with no decode step there is nothing to compare
+    assert capacity.reserved_over_held([100], [3]) == pytest.approx(206 / 203)
+    assert capacity.reserved_over_held([100, 100], [3, 1]) == pytest.approx(206 / 203)
+    assert capacity.reserved_over_held([100], [1]) == 1.0
+    with pytest.raises(ValueError, match="one length"):
+        capacity.reserved_over_held([100, 200], [3])
+
+
 def test_capacity_bad_input(server, model):
     with pytest.raises(ValueError, match="one length"):
         capacity.chunked(model, server, [100, 200], [10], 512)

@@ -36,7 +36,8 @@ from ..deployment import Deployment
 from ..units import require_positive, require_whole
 from .cost import StepModel
 
-__all__ = ["chunked", "decode_totals", "prefill_first", "prefill_totals", "split"]
+__all__ = ["chunked", "decode_totals", "prefill_first", "prefill_totals", "reserved_over_held",
+           "split"]
 
 
 def _lengths(prompt, output) -> tuple[np.ndarray, np.ndarray]:
@@ -67,6 +68,17 @@ def decode_totals(prompt, output) -> np.ndarray:
     p, o = np.asarray(prompt, dtype=float), np.asarray(output, dtype=float)
     kv = (o - 1) * p + (o - 1) * (o - 2) / 2
     return np.stack([o - 1, kv, kv + (o - 1), o - 1])
+
+
+def reserved_over_held(prompt, output) -> float:
+    """How many times the tokens a decoding request holds its reservation is. Admission here
+    reserves the whole final length ``P + O`` for every decode step, which needs each output
+    length known in advance (like chapter 6's Orca (Oracle)); an engine that allocates as
+    tokens are written holds only the context so far. A memory-bound batch here is about
+    this factor smaller than such an engine's."""
+    p, o = _lengths(prompt, output)
+    held = decode_totals(p, o)[2].sum()  # per decode step, its context and itself
+    return float(((p + o) * (o - 1)).sum() / held) if held else 1.0
 
 
 def _result(requests_per_s: float, p, o, limited_by: str, **more) -> dict:
