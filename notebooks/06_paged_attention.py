@@ -75,7 +75,7 @@
 # with $W$ the bytes of the weights and $L_i$ the length of sequence $i$: while decoding is
 # memory-bound, a bigger batch costs only its extra cache reads, so tokens per second grow
 # almost in proportion to it. (This is the roofline of the chapter on the H100's ridge point,
-# `napkin.roofline.step_seconds`; chapter 7's serving engine is timed by chapter 9's
+# `napkin.roofline.roofline_step_seconds`; chapter 7's serving engine is timed by chapter 9's
 # calibrated step instead, which is this roofline when every peak is reached in full and
 # nothing else is paid.)
 

@@ -49,7 +49,7 @@ def test_max_batch_table_says_why_a_cell_is_empty():
 
 
 def test_capacity_turn_is_computed_exactly():
-    turn = capacity.capacity_turn(LLAMA, "H200")
+    turn = capacity.roofline_turn(LLAMA, "H200")
     t = turn["turn_tokens"]
     m = roofline.Model.from_catalog(LLAMA, "FP8")
     roof = capacity.roof_of("H200")
@@ -169,7 +169,7 @@ def test_the_calibrated_turn_is_the_roofline_turn_when_one_share_scales_both_pea
 
     assert calibrated().bandwidth_efficiency == calibrated().compute_efficiency
     for chip in capacity.DATACENTER:
-        roof = capacity.capacity_turn("Llama-3.3-70B", chip)
+        roof = capacity.roofline_turn("Llama-3.3-70B", chip)
         cal = capacity.calibrated_turn("Llama-3.3-70B", chip)
         assert cal["bandwidth_share"] == cal["compute_share"]
         assert cal["never_beyond_tokens"] == roof["never_beyond_tokens"]
@@ -185,7 +185,7 @@ def test_unequal_shares_move_the_calibrated_turn():
 
     fit = calibrated()
     slower = replace(fit, compute_efficiency=fit.bandwidth_efficiency / 2)
-    roof = capacity.capacity_turn("Llama-3.3-70B", "H100 SXM")
+    roof = capacity.roofline_turn("Llama-3.3-70B", "H100 SXM")
     moved = capacity.calibrated_turn("Llama-3.3-70B", "H100 SXM", calibration=slower)
     assert moved["never_beyond_tokens"] > roof["never_beyond_tokens"]
     assert moved["compute_share"] < moved["bandwidth_share"]

@@ -51,7 +51,7 @@ def _model_row(name: str) -> dict:
             "full": form.full_elements_per_token, "win": form.windowed_elements_per_token,
             "window": form.window or 0,
             "groups": heads // cfg.get("num_key_value_heads", heads),
-            "context_limit": kvcache.context_limit(cfg)}
+            "max_context_tokens": kvcache.max_context_tokens(cfg)}
 
 
 def calculator_rows(model_names: list[str] | None = None,
