@@ -134,11 +134,12 @@ def test_errata_of_the_kv_section():
 
 
 def test_the_mac_counts_what_its_gpu_may_use_by_default():
-    """Chapter 8's rule (napkin.buying.default_gpu_fraction), not a copy of it."""
-    from napkin import buying
+    """The chip's one rule (napkin.hardware.Chip.gpu_share) that chapter 8 uses too, without
+    the operating system's reserve (a serving chapter counts its own overheads)."""
+    from napkin import buying, hardware
 
     chips = capacity.chip_table().set_index("chip")
-    share, basis = buying.default_gpu_fraction(192)
+    share, basis = hardware.mac_default_gpu_fraction(192)
     assert chips.loc["M2 Ultra", "gpu_usable_bytes"] == share * 192 * GiB
     assert chips.loc["M2 Ultra", "gpu_limit_basis"] == basis
     assert (chips.drop("M2 Ultra")["gpu_usable_bytes"]
@@ -189,3 +190,15 @@ def test_unequal_shares_move_the_calibrated_turn():
     moved = capacity.calibrated_turn("Llama-3.3-70B", "H100 SXM", calibration=slower)
     assert moved["never_beyond_tokens"] > roof["never_beyond_tokens"]
     assert moved["compute_share"] < moved["bandwidth_share"]
+
+
+def test_one_memory_rule_with_and_without_the_os_reserve():
+    from napkin import hardware
+    spark = hardware.chip("DGX Spark")
+    share, basis = spark.gpu_share()
+    assert share < 1 and "reported by the driver" in basis
+    assert spark.gpu_share(os_reserve=False) == (1.0, "")
+    mac = hardware.chip("M2 Ultra")
+    assert mac.gpu_share() == mac.gpu_share(os_reserve=False) == \
+        hardware.mac_default_gpu_fraction(192)
+    assert mac.gpu_share(64)[0] == hardware.mac_default_gpu_fraction(64)[0]

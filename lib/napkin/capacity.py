@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from . import buying, catalog, hardware, kvcache, roofline
+from . import catalog, hardware, kvcache, roofline
 from .units import GB, KB, MB, GiB, KiB, MiB
 
 __all__ = ["attention_ridge", "batch_limit_curves", "calculator_rows", "calibrated_turn",
@@ -95,14 +95,14 @@ def naive_kv_cache_bytes(config, n_tokens: int, batch: int = 1, kv_dtype="f16") 
 def chip_table(chips=CHIPS) -> pd.DataFrame:
     """Capacity (binary, as the vendor states it) and bandwidth of each chip, with sources,
     and the memory its GPU may use by default: all of it, except on a Mac, where macOS caps
-    the GPU's share (chapter 8's rule, :func:`napkin.buying.default_gpu_fraction`)."""
+    the GPU's share (:meth:`napkin.hardware.Chip.gpu_share`; a serving chapter counts its
+    own overheads, so no operating system's reserve)."""
     rows = []
     for name in chips:
         chip = hardware.chip(name)
         if chip.capacity_spec is None:
             raise ValueError(f"{name}: no memory capacity in hardware_specs.csv")
-        share, basis = (buying.default_gpu_fraction(chip.capacity_bytes / GiB)
-                        if chip.vendor == "Apple" else (1.0, ""))
+        share, basis = chip.gpu_share(os_reserve=False)
         rows.append({"chip": name, "capacity_bytes": chip.capacity_bytes,
                      "capacity_spec": chip.capacity_spec,
                      "gpu_usable_bytes": share * chip.capacity_bytes, "gpu_limit_basis": basis,

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .. import catalog, kvcache
 from .machine import Machine, machines
-from .work import matmul_params
+from .estimate import matmul_params
 from .workload import KV_DTYPE
 
 FORMATS = ["Q4_K", "Q4_0", "MXFP4", "Q8_0", "FP8", "F16"]
