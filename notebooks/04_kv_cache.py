@@ -223,9 +223,9 @@ glue("ds_naive_x", by_model.loc["DeepSeek-V3", "naive_at_context_bytes"]
 qwen = catalog.config("Qwen2.5-7B-Instruct")
 glue("qwen_window", qwen["sliding_window"])
 # what the prose says in words, checked: Qwen2.5's window is as long as the context it serves
-assert qwen["sliding_window"] >= kvcache.context_limit(qwen)
+assert qwen["sliding_window"] >= kvcache.max_context_tokens(qwen)
 assert (sizes["context_basis"] != "served").sum() == 1  # Mistral 7B's, named in the prose
-gpt_context = kvcache.context_limit(gpt)
+gpt_context = kvcache.max_context_tokens(gpt)
 gpt_llamacpp = measure.kvalloc.llama_cpp_cache_bytes(gpt, gpt_context)
 glue("ubatch", measure.kvalloc.LLAMA_CPP_UBATCH)
 glue("page", measure.kvalloc.CELL_PADDING)
@@ -410,7 +410,7 @@ glue("llama_chip_x", cell[("Llama-3.3-70B", "M2 Ultra", capacity.CONTEXTS[0])]
 # ## From bandwidth to capacity
 
 # %% tags=["remove-cell"]
-turns = {c: capacity.capacity_turn("Llama-3.3-70B", c) for c in capacity.DATACENTER}
+turns = {c: capacity.roofline_turn("Llama-3.3-70B", c) for c in capacity.DATACENTER}
 h100_turn = turns["H100 SXM"]
 glue("h100_ridge", h100_turn["ridge_flop_per_byte"])
 glue("h100_weights_only", h100_turn["weights_only_crossover"])
@@ -453,7 +453,7 @@ essay_point = {"context_tokens": short, "max_batch": batch,
                "kv_GiB": by_case.loc[short, "GiB"]}
 napkin.Figure(
     name="fig-kv-capacity-turn",
-    chart=charts.capacity_turn(curves, essay_point, "Llama-3.3-70B"),
+    chart=charts.turn_chart(curves, essay_point, "Llama-3.3-70B"),
     caption="Per chip, the largest batch that fits beside the weights (solid) and the batch a "
             "decode step needs to reach the ridge with every cache read counted, weights on "
             "the FP8 roof and attention on the FP16 one (dashed, ending where no batch reaches "

@@ -299,13 +299,13 @@ glue("strix_70b_high", strix_70b.max() * q4k_70b / strix_bw)
 # does; how much less, for a model this size, the data cannot say.
 
 # %% tags=["remove-cell"]
-limits = buying.gpu_memory_limits()
+limits = hardware.gpu_memory_limits()
 measured = limits[limits["kind"] == "measured"]
-small_frac, _ = buying.mac_default_gpu_fraction(16)
-large_frac, _ = buying.mac_default_gpu_fraction(512)
+small_frac, _ = hardware.mac_default_gpu_fraction(16)
+large_frac, _ = hardware.mac_default_gpu_fraction(512)
 glue("small_frac", small_frac)
 glue("large_frac", large_frac)
-glue("small_gib", buying.SMALL_MAC_GiB)
+glue("small_gib", hardware.SMALL_MAC_GiB)
 top_rec = measured.loc[measured["fraction"].idxmax()]
 glue("top_frac", top_rec["fraction"])
 glue("top_frac_gib", top_rec["memory_GiB"])
@@ -328,7 +328,7 @@ glue("n_priced", int((inputs["priced_configs"] > 0).sum()))
 # `recommendedMaxWorkingSetSize`, which llama.cpp prints at start-up); Apple documents no
 # percentage. The table below holds the {glue:text}`n_limit_records:d` values people recorded
 # on their own Macs. The book counts on the lowest fraction recorded for a Mac of the same
-# class (`napkin.buying.mac_default_gpu_fraction`): {glue:text}`small_frac:.0%` of the memory
+# class (`napkin.hardware.mac_default_gpu_fraction`): {glue:text}`small_frac:.0%` of the memory
 # of a Mac with at most {glue:text}`small_gib:d` GiB, {glue:text}`large_frac:.0%` above (the
 # highest recorded, {glue:text}`top_frac:.0%` on {glue:text}`top_frac_gib:.0f` GiB Macs under
 # a newer macOS, is not what every Mac gets). A Mac that holds a workload only above that

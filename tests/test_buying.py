@@ -260,17 +260,16 @@ def test_estimate_arithmetic(fleet):
 
 
 def test_default_gpu_limit_of_a_mac():
-    assert buying.mac_default_gpu_fraction(16)[0] == pytest.approx(2 / 3, abs=1e-3)
-    assert buying.mac_default_gpu_fraction(36)[0] == pytest.approx(2 / 3, abs=1e-3)
-    assert buying.mac_default_gpu_fraction(64)[0] == pytest.approx(0.75)
-    assert buying.mac_default_gpu_fraction(512)[0] == pytest.approx(0.75)  # not 128 GiB's 84 %
-    assert "lowest recorded" in buying.mac_default_gpu_fraction(128)[1]
-    assert buying.default_gpu_fraction is buying.mac_default_gpu_fraction  # the older name
-    limits = buying.gpu_memory_limits()
+    assert hardware.mac_default_gpu_fraction(16)[0] == pytest.approx(2 / 3, abs=1e-3)
+    assert hardware.mac_default_gpu_fraction(36)[0] == pytest.approx(2 / 3, abs=1e-3)
+    assert hardware.mac_default_gpu_fraction(64)[0] == pytest.approx(0.75)
+    assert hardware.mac_default_gpu_fraction(512)[0] == pytest.approx(0.75)  # not 128 GiB's 84 %
+    assert "lowest recorded" in hardware.mac_default_gpu_fraction(128)[1]
+    limits = hardware.gpu_memory_limits()
     assert (limits["source_url"].str.startswith("https://github.com/")).all()
     assert limits[limits["kind"] == "measured"]["fraction"].between(0.6, 0.9).all()
     with pytest.raises(ValueError, match="memory_GiB"):
-        buying.mac_default_gpu_fraction(0)
+        hardware.mac_default_gpu_fraction(0)
     assert buying.machine("A100 SXM").gpu_limit_bytes is None       # reports all 80 GiB
 
 

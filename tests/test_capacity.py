@@ -49,7 +49,7 @@ def test_max_batch_table_says_why_a_cell_is_empty():
 
 
 def test_capacity_turn_is_computed_exactly():
-    turn = capacity.capacity_turn(LLAMA, "H200")
+    turn = capacity.roofline_turn(LLAMA, "H200")
     t = turn["turn_tokens"]
     m = roofline.Model.from_catalog(LLAMA, "FP8")
     roof = capacity.roof_of("H200")
@@ -134,11 +134,12 @@ def test_errata_of_the_kv_section():
 
 
 def test_the_mac_counts_what_its_gpu_may_use_by_default():
-    """Chapter 8's rule (napkin.buying.default_gpu_fraction), not a copy of it."""
-    from napkin import buying
+    """The chip's one rule (napkin.hardware.Chip.gpu_share) that chapter 8 uses too, without
+    the operating system's reserve (a serving chapter counts its own overheads)."""
+    from napkin import buying, hardware
 
     chips = capacity.chip_table().set_index("chip")
-    share, basis = buying.default_gpu_fraction(192)
+    share, basis = hardware.mac_default_gpu_fraction(192)
     assert chips.loc["M2 Ultra", "gpu_usable_bytes"] == share * 192 * GiB
     assert chips.loc["M2 Ultra", "gpu_limit_basis"] == basis
     assert (chips.drop("M2 Ultra")["gpu_usable_bytes"]
@@ -169,7 +170,7 @@ def test_the_calibrated_turn_is_the_roofline_turn_when_one_share_scales_both_pea
 
     assert calibrated().bandwidth_efficiency == calibrated().compute_efficiency
     for chip in capacity.DATACENTER:
-        roof = capacity.capacity_turn("Llama-3.3-70B", chip)
+        roof = capacity.roofline_turn("Llama-3.3-70B", chip)
         cal = capacity.calibrated_turn("Llama-3.3-70B", chip)
         assert cal["bandwidth_share"] == cal["compute_share"]
         assert cal["never_beyond_tokens"] == roof["never_beyond_tokens"]
@@ -185,7 +186,19 @@ def test_unequal_shares_move_the_calibrated_turn():
 
     fit = calibrated()
     slower = replace(fit, compute_efficiency=fit.bandwidth_efficiency / 2)
-    roof = capacity.capacity_turn("Llama-3.3-70B", "H100 SXM")
+    roof = capacity.roofline_turn("Llama-3.3-70B", "H100 SXM")
     moved = capacity.calibrated_turn("Llama-3.3-70B", "H100 SXM", calibration=slower)
     assert moved["never_beyond_tokens"] > roof["never_beyond_tokens"]
     assert moved["compute_share"] < moved["bandwidth_share"]
+
+
+def test_one_memory_rule_with_and_without_the_os_reserve():
+    from napkin import hardware
+    spark = hardware.chip("DGX Spark")
+    share, basis = spark.gpu_share()
+    assert share < 1 and "reported by the driver" in basis
+    assert spark.gpu_share(os_reserve=False) == (1.0, "")
+    mac = hardware.chip("M2 Ultra")
+    assert mac.gpu_share() == mac.gpu_share(os_reserve=False) == \
+        hardware.mac_default_gpu_fraction(192)
+    assert mac.gpu_share(64)[0] == hardware.mac_default_gpu_fraction(64)[0]

@@ -256,7 +256,7 @@ def test_window_layouts_of_the_real_configs():
     assert kv_cache_bytes(gpt, 131_072) == per_layer * 18 * (131_072 + 128)
     qwen = catalog.config("Qwen2.5-7B-Instruct")  # sliding_window present but switched off
     assert kv_cache_bytes(qwen, 131_072) == 131_072 * kv_bytes_per_token(qwen)
-    assert kvcache.context_limit(catalog.config("Mistral-7B-v0.1")) == 32_768
+    assert kvcache.max_context_tokens(catalog.config("Mistral-7B-v0.1")) == 32_768
 
 
 def test_mla_layers_honour_windows_and_refuse_recurrent_types():

@@ -116,7 +116,7 @@ def test_config_from_path_and_text_config(tmp_path):
 def test_bits_per_weight_from_block_layouts():
     assert models.bits_per_weight("q4_0") == 4.5
     assert models.bits_per_weight("Q8_0") == 8.5
-    assert models.weight_bytes(6.738e9, "F16") == pytest.approx(13.476e9)
+    assert models.params_bytes(6.738e9, "F16") == pytest.approx(13.476e9)
 
 
 @pytest.mark.parametrize("config,message", [

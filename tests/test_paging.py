@@ -17,7 +17,7 @@ SMALL = dict(capacity_tokens=700, max_len=256)
 
 
 def small_requests(seed=1, n=40, arrival_rate=None, sigma=1.0):
-    wl = workloads.Workload("test", 40.0, 80.0, sigma)
+    wl = workloads.RequestLengths("test", 40.0, 80.0, sigma)
     return workloads.sample_requests(wl, n, SMALL["max_len"], seed, arrival_rate=arrival_rate)
 
 
@@ -255,23 +255,23 @@ def test_step_seconds_is_a_roofline():
     d = ch.h100_deployment()
     bw, flops_per_s = d.roof.bandwidth_bytes_per_s, d.roof.flops_per_s
     # one decode token against 1,000 cached tokens: bytes dominate
-    t = roofline.step_seconds(d.model, d.roof, 1, 1000, 1001)
+    t = roofline.roofline_step_seconds(d.model, d.roof, 1, 1000, 1001)
     assert t == pytest.approx((d.model.weight_bytes + 1000 * 327_680) / bw)
     # a 4,096-token prompt: FLOPs dominate
     pairs = 4096 * 4097 // 2
-    t = roofline.step_seconds(d.model, d.roof, 4096, 0, pairs)
+    t = roofline.roofline_step_seconds(d.model, d.roof, 4096, 0, pairs)
     flops = 2 * d.model.params * 4096 + 4 * 80 * 64 * 128 * pairs
     assert t == pytest.approx(flops / flops_per_s)
     assert flops / flops_per_s > d.model.weight_bytes / bw
 
 
 def test_the_clock_is_the_books_one_roofline_of_a_step():
-    """Each step of a run costs what napkin.roofline.step_seconds (chapter 7's too) says."""
+    """Each step of a run costs what napkin.roofline.roofline_step_seconds (chapter 7's too) says."""
     d = ch.paper_deployment()
     res = engine.simulate(ch.SETTING.requests(n=60), "paged", d.kv_capacity_tokens, 2048)
     tl = result.timed(res, d)
     decode = tl["running"] - tl["admitted"]
-    expect = roofline.step_seconds(d.model, d.roof, decode + tl["prefill_tokens"],
+    expect = roofline.roofline_step_seconds(d.model, d.roof, decode + tl["prefill_tokens"],
                                    tl["context_tokens"], tl["attended_pairs"])
     assert np.array_equal(tl["step_s"].to_numpy(), np.asarray(expect))
     assert tl["time_s"].iloc[1] == tl["step_s"].iloc[0]
@@ -345,7 +345,7 @@ def test_mean_standard_error_of_lognormal_lengths():
     assert workloads.mean_standard_error(2048, 1.0, 600) == pytest.approx(109.6, abs=0.1)
     assert workloads.mean_standard_error(500, 0.0, 10) == 0.0  # identical lengths
     # the sampler agrees: means of many seeds spread by about this much
-    wl = workloads.Workload("test", 200.0, 100.0, 1.0)
+    wl = workloads.RequestLengths("test", 200.0, 100.0, 1.0)
     means = [workloads.sample_requests(wl, 400, 10**6, s).prompt.mean() for s in range(300)]
     assert np.std(means) == pytest.approx(workloads.mean_standard_error(200.0, 1.0, 400),
                                           rel=0.15)

@@ -60,10 +60,10 @@ def test_moe_parameter_counts_from_the_config_match_the_catalog(model):
 def test_a_moe_decode_step_of_one_token_reads_exactly_the_active_weights():
     e = engine("H100 SXM", "Mixtral-8x7B", weights="FP8", kv="fp8")
     c = e.constants
-    read = float(step.weight_bytes(c, 1)[0])
+    read = float(step.weights_read_bytes(c, 1)[0])
     # the catalog rounds its counts to 0.1 M parameters
     assert read == pytest.approx(catalog.params("Mixtral-8x7B", active=True) * 1.0, rel=1e-5)
-    assert float(step.weight_bytes(c, 10_000)[0]) == pytest.approx(e.model.weight_bytes)
+    assert float(step.weights_read_bytes(c, 10_000)[0]) == pytest.approx(e.model.weight_bytes)
 
 
 # -- the step --------------------------------------------------------------------------------

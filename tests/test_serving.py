@@ -94,7 +94,7 @@ def test_mixed_step_honours_windows_and_agrees_with_the_linear_form():
                                decode_contexts=[10, 5000])
     tokens, kv = 512 + 300 + 2, 1000 + 10 + 5000
     pairs = 512 * 1000 + 512 * 513 // 2 + 300 * 301 // 2 + 11 + 5001
-    assert float(roofline.step_seconds(llama, roof, tokens, kv, pairs)) == \
+    assert float(roofline.roofline_step_seconds(llama, roof, tokens, kv, pairs)) == \
         pytest.approx(step.seconds)
 
 
@@ -114,7 +114,7 @@ def test_the_roofline_calibration_is_chapter_6s_roofline(server):
     plain = step_model(server, ROOFLINE)
     tokens, kv, pairs = 4096, 10_000, 4096 * 4097 // 2 + 10_000
     assert float(plain.seconds(tokens, kv, pairs, 3)[0]) == pytest.approx(
-        float(roofline.step_seconds(server.model, server.roof, tokens, kv, pairs)), rel=1e-12)
+        float(roofline.roofline_step_seconds(server.model, server.roof, tokens, kv, pairs)), rel=1e-12)
     assert float(step_model(server).seconds(tokens, kv, pairs, 3)[0]) > \
         float(plain.seconds(tokens, kv, pairs, 3)[0])
 

@@ -14,11 +14,11 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from . import buying, catalog, hardware, kvcache, roofline
+from . import catalog, hardware, kvcache, roofline
 from .units import GB, KB, MB, GiB, KiB, MiB
 
 __all__ = ["attention_ridge", "batch_limit_curves", "calculator_rows", "calibrated_turn",
-           "capacity_turn", "chip_display", "chip_table", "CHIPS", "CONTEXTS", "DATACENTER",
+           "roofline_turn", "chip_display", "chip_table", "CHIPS", "CONTEXTS", "DATACENTER",
            "extra_sequence_cost", "in_units", "max_batch_grid", "max_batch_table", "model_display",
            "model_table", "naive_kv_cache_bytes", "roof_of", "units_display", "units_table",
            "WEIGHTS"]
@@ -54,7 +54,7 @@ def model_table(kv_dtype="f16") -> pd.DataFrame:
     for _, r in catalog.index().iterrows():
         cfg = catalog.config(r["model"])
         form = kvcache.linear_form(cfg)
-        context = kvcache.context_limit(cfg)
+        context = kvcache.max_context_tokens(cfg)
         if cfg.get("kv_lora_rank") is not None:
             layout = (f"MLA: latent {cfg['kv_lora_rank']} + rope key "
                       f"{cfg['qk_rope_head_dim']} per layer")
@@ -71,7 +71,7 @@ def model_table(kv_dtype="f16") -> pd.DataFrame:
             "model": r["model"], "layout": layout, "layers": cfg["num_hidden_layers"],
             "kv_per_token_bytes": kvcache.kv_bytes_per_token(cfg, kv_dtype),
             "context_tokens": context,
-            # kvcache.context_limit falls back to the config's position limit where the
+            # kvcache.max_context_tokens falls back to the config's position limit where the
             # model card's served context is not recorded
             "context_basis": "served" if cfg.get("_max_context_tokens") is not None
             else "config position limit",
@@ -95,14 +95,14 @@ def naive_kv_cache_bytes(config, n_tokens: int, batch: int = 1, kv_dtype="f16") 
 def chip_table(chips=CHIPS) -> pd.DataFrame:
     """Capacity (binary, as the vendor states it) and bandwidth of each chip, with sources,
     and the memory its GPU may use by default: all of it, except on a Mac, where macOS caps
-    the GPU's share (chapter 8's rule, :func:`napkin.buying.default_gpu_fraction`)."""
+    the GPU's share (:meth:`napkin.hardware.Chip.gpu_share`; a serving chapter counts its
+    own overheads, so no operating system's reserve)."""
     rows = []
     for name in chips:
         chip = hardware.chip(name)
         if chip.capacity_spec is None:
             raise ValueError(f"{name}: no memory capacity in hardware_specs.csv")
-        share, basis = (buying.default_gpu_fraction(chip.capacity_bytes / GiB)
-                        if chip.vendor == "Apple" else (1.0, ""))
+        share, basis = chip.gpu_share(os_reserve=False)
         rows.append({"chip": name, "capacity_bytes": chip.capacity_bytes,
                      "capacity_spec": chip.capacity_spec,
                      "gpu_usable_bytes": share * chip.capacity_bytes, "gpu_limit_basis": basis,
@@ -116,7 +116,7 @@ def _models(models, weight_format):
     weight bytes: what every capacity table needs before it loops over chips."""
     for model in models or catalog.names():
         cfg = catalog.config(model)
-        yield model, cfg, kvcache.context_limit(cfg), catalog.weight_bytes(model, weight_format)
+        yield model, cfg, kvcache.max_context_tokens(cfg), catalog.weight_bytes(model, weight_format)
 
 
 def max_batch_table(models=None, chips=CHIPS, contexts=CONTEXTS, weight_format=WEIGHTS,
@@ -172,7 +172,7 @@ def attention_ridge(chip_name: str, kv_dtype: str = "f16") -> float:
     return roof_of(chip_name, kv_dtype).ridge
 
 
-def capacity_turn(model: str, chip: str, weight_format: str = WEIGHTS,
+def roofline_turn(model: str, chip: str, weight_format: str = WEIGHTS,
                   kv_dtype: str = "f16") -> dict:
     """:func:`napkin.roofline.capacity_turn` for a model of ``data/models`` on a chip: the
     weight matmuls on the roof of their format, attention on that of the cache's, the memory
@@ -191,7 +191,7 @@ def capacity_turn(model: str, chip: str, weight_format: str = WEIGHTS,
 
 def calibrated_turn(model: str, chip: str, weight_format: str = WEIGHTS,
                     kv_dtype: str = "f16", limit: int = 1 << 20, calibration=None) -> dict:
-    """:func:`capacity_turn` with the batch a decode step needs taken from chapter 9's
+    """:func:`roofline_turn` with the batch a decode step needs taken from chapter 9's
     calibrated step model instead of the roofline: the smallest batch whose step the published
     fit calls compute-bound (:func:`napkin.predict.step.compute_bound_batch`, one chip, the
     fitted shares of both peaks, its fixed costs aside since they bind neither roof), beside
@@ -227,13 +227,13 @@ def batch_limit_curves(models=None, chips=DATACENTER, weight_format=WEIGHTS, kv_
     capacity = chip_table(chips).set_index("chip")["gpu_usable_bytes"]
     for model in models or catalog.names():
         m = roofline.Model.from_catalog(model, weight_format, kv_dtype)
-        limit = kvcache.context_limit(m.config)
+        limit = kvcache.max_context_tokens(m.config)
         if limit <= 256:
             continue
         grid = np.unique(np.geomspace(256, limit, points).round().astype(int))
         for chip in chips:
             roof = roof_of(chip, weight_format)
-            turn = capacity_turn(model, chip, weight_format, kv_dtype)["turn_tokens"]
+            turn = roofline_turn(model, chip, weight_format, kv_dtype)["turn_tokens"]
             for context in sorted(set(grid.tolist()) | ({turn} if turn else set())):
                 fits = kvcache.max_batch(m.config, context, capacity[chip], m.weight_bytes,
                                          kv_dtype)
@@ -273,7 +273,7 @@ def calculator_rows(kv_dtype_names=("f16", "fp8", "q8_0", "q4_0")) -> pd.DataFra
         rows.append({"model": r["model"], "full_elements": form.full_elements_per_token,
                      "windowed_elements": form.windowed_elements_per_token,
                      "window": form.window or 0, "params": catalog.params(r["model"]),
-                     "context_limit": kvcache.context_limit(cfg)})
+                     "max_context_tokens": kvcache.max_context_tokens(cfg)})
     return pd.DataFrame(rows)
 
 

@@ -46,7 +46,7 @@ def params(name: str, active: bool = False) -> float:
 
 def weight_bytes(name: str, fmt: str = "FP8", active: bool = False) -> float:
     """Bytes of the model's weights in ``fmt`` (all of them, or those one token reads)."""
-    return models.weight_bytes(params(name, active), fmt)
+    return models.params_bytes(params(name, active), fmt)
 
 
 def source(name: str) -> str:

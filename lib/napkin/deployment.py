@@ -96,8 +96,8 @@ class Deployment:
 
     @property
     def max_context_tokens(self) -> int:
-        """The longest context the model is meant to serve (:func:`napkin.kvcache.context_limit`)."""
-        return kvcache.context_limit(self.model.config)
+        """The longest context the model is meant to serve (:func:`napkin.kvcache.max_context_tokens`)."""
+        return kvcache.max_context_tokens(self.model.config)
 
     @property
     def kv_bytes_per_token(self) -> int:

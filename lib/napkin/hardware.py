@@ -25,10 +25,11 @@ from types import MappingProxyType
 import pandas as pd
 
 from . import tables
-from .units import GB, TFLOPS, GiB
+from .units import GB, TFLOPS, GiB, MiB, require_positive
 
-__all__ = ["apple_chip_name", "ARITHMETIC", "CAPACITY_SPECS", "chip", "Chip", "chips", "Peak",
-           "peak_spec_parts", "spec_table"]
+__all__ = ["apple_chip_name", "ARITHMETIC", "CAPACITY_SPECS", "chip", "Chip", "chips",
+           "gpu_memory_limits", "mac_default_gpu_fraction", "Peak", "peak_spec_parts",
+           "SMALL_MAC_GiB", "spec_table", "VISIBLE_SPEC"]
 
 #: The arithmetic kinds the book knows, and what each covers.
 ARITHMETIC = {
@@ -122,6 +123,26 @@ class Chip:
         spec = self.capacity_spec
         return None if spec is None else self.specs[spec] * GiB
 
+    def gpu_share(self, memory_GiB: float | None = None,
+                  os_reserve: bool = True) -> tuple[float, str]:
+        """The share of ``memory_GiB`` (by default the chip's capacity) its GPU may use by
+        default, and why: the one rule for it. On a Mac, macOS's default cap for a Mac of
+        that size (:func:`mac_default_gpu_fraction`); elsewhere, with ``os_reserve``, what
+        the driver or the operating system reports over the capacity (:data:`VISIBLE_SPEC`,
+        where a source recorded it and it is less, the same share for a configuration of
+        another size); else all of it."""
+        memory = self.capacity_bytes / GiB if memory_GiB is None else memory_GiB
+        if self.vendor == "Apple":
+            return mac_default_gpu_fraction(memory)
+        cap = self.capacity_bytes
+        if not os_reserve or VISIBLE_SPEC not in self.specs or not cap:
+            return 1.0, ""
+        visible = self.specs[VISIBLE_SPEC] * MiB
+        if visible >= cap:
+            return 1.0, ""
+        return visible / cap, (f"{visible / GiB:,.1f} of {cap / GiB:,.0f} GiB reported by the "
+                               f"driver or the operating system ({self.source(VISIBLE_SPEC)})")
+
     def peaks(self) -> dict[str, list[str]]:
         """Every peak spec this chip states, grouped by arithmetic."""
         out: dict[str, list[str]] = {}
@@ -161,6 +182,49 @@ class Chip:
 
     def source(self, spec: str) -> str:
         return self.sources[spec]
+
+
+#: The spec of ``data/hardware_specs.csv`` that says what the driver or the operating
+#: system reports of a chip's memory (nvidia-smi, Linux ``MemTotal``, the GTT size of an AMD
+#: APU): what is left once firmware, the kernel and the driver have kept their share.
+VISIBLE_SPEC = "driver_visible_memory_MiB"
+
+# How much of a Mac's unified memory its GPU may use without changing a system setting:
+# macOS caps what Metal may keep resident (``recommendedMaxWorkingSetSize``, which llama.cpp
+# prints at start-up); Apple documents no percentage. ``data/gpu_memory_limits.csv`` holds the
+# values people recorded on their own Macs, and the rule counts on the lowest recorded for a
+# Mac of the same class. Above it a workload runs only after raising ``iogpu.wired_limit_mb``.
+#: Macs with at most this much memory form the small class of the GPU-limit rule: the
+#: largest memory of the Pro chips and of the 32-core M4 Max. No Mac between this and
+#: 64 GiB is recorded in data/gpu_memory_limits.csv.
+SMALL_MAC_GiB = 36
+
+
+def gpu_memory_limits() -> pd.DataFrame:
+    """Recorded default GPU memory limits of Macs, with the fraction of memory each is."""
+    df = tables.load("gpu_memory_limits")
+    return df.assign(fraction=df["limit_GiB"] / df["memory_GiB"])
+
+
+def mac_default_gpu_fraction(memory_GiB: float) -> tuple[float, str]:
+    """The fraction of a Mac's unified memory its GPU may use by default, and why.
+
+    The rule: the lowest fraction recorded (``data/gpu_memory_limits.csv``, measured rows)
+    for a Mac of the same class, at most :data:`SMALL_MAC_GiB` or above it. Higher values
+    have been recorded (newer macOS, larger Macs); the lowest is what a buyer can count on
+    without changing a system setting.
+    """
+    require_positive("memory_GiB", memory_GiB)
+    df = gpu_memory_limits()
+    df = df[df["kind"] == "measured"]
+    small = memory_GiB <= SMALL_MAC_GiB
+    band = df[(df["memory_GiB"] <= SMALL_MAC_GiB) == small]
+    low = band.loc[band["fraction"].idxmin()]
+    side = f"at most {SMALL_MAC_GiB}" if small else f"more than {SMALL_MAC_GiB}"
+    return float(low["fraction"]), (f"lowest recorded default for Macs with {side} GiB "
+                                    f"({low['machine']}, {low['memory_GiB']:.0f} GiB: "
+                                    f"{low['reported_as']})")
+
 
 
 def _frame() -> pd.DataFrame:

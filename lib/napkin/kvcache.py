@@ -33,10 +33,11 @@ from typing import Mapping
 from .models import head_dim, load_config, require_int
 from .units import require_positive
 
-__all__ = ["context_limit", "decode_step_bytes", "dtype_bytes", "dtype_name", "head_dim",
-           "KV_BLOCK", "kv_bytes_per_token", "kv_cache_bytes", "KV_DTYPE_BYTES", "Layer",
+__all__ = ["decode_step_bytes", "dtype_bytes", "dtype_name", "head_dim", "KV_BLOCK",
+           "kv_bytes_per_token", "kv_cache_bytes", "KV_DTYPE_BYTES", "Layer",
            "LAYER_KINDS", "layers", "linear_form", "LinearForm", "max_batch", "max_context",
-           "max_tokens", "RECURRENT_KINDS"]
+           "max_context_tokens", "max_tokens", "NO_LIMIT", "RECURRENT_KINDS",
+           "sequences_that_fit"]
 
 #: Bytes per cached element by format. The q and iq formats are llama.cpp's block
 #: layouts (ggml-common.h): q8_0 stores 32 values in 34 bytes (an f16 scale and 32
@@ -226,7 +227,7 @@ def linear_form(config: Mapping | str | Path) -> LinearForm:
         window=windows.pop() if windows else None)
 
 
-def context_limit(config: Mapping | str | Path) -> int:
+def max_context_tokens(config: Mapping | str | Path) -> int:
     """The longest context the model is meant to serve: the book's ``_max_context_tokens``
     (from the model card) where the config in ``data/models`` records it, else the
     config's ``max_position_embeddings``."""
@@ -246,15 +247,26 @@ def max_tokens(config, memory_bytes: float, weight_bytes: float, kv_dtype_bytes=
     return int(free // kv_bytes_per_token(config, kv_dtype_bytes))
 
 
+#: What :func:`sequences_that_fit` returns when a sequence holds no cache: memory sets no
+#: limit on the batch.
+NO_LIMIT = 2**31 - 1
+
+
+def sequences_that_fit(free_bytes: float, bytes_per_sequence: float) -> int:
+    """The one rule for how many sequences' caches fit in what the weights leave: none when
+    nothing is left, :data:`NO_LIMIT` when a sequence holds no cache (an empty context)."""
+    if free_bytes <= 0:
+        return 0
+    return int(free_bytes // bytes_per_sequence) if bytes_per_sequence else NO_LIMIT
+
+
 def max_batch(config, context_tokens: int, memory_bytes: float, weight_bytes: float,
               kv_dtype_bytes=2) -> int:
-    """Sequences of ``context_tokens`` each whose caches fit beside the weights (0: none)."""
+    """Sequences of ``context_tokens`` each whose caches fit beside the weights
+    (:func:`sequences_that_fit`)."""
     free = require_positive("memory_bytes", memory_bytes) - \
         require_positive("weight_bytes", weight_bytes, allow_zero=True)
-    if free <= 0:
-        return 0
-    one = kv_cache_bytes(config, context_tokens, 1, kv_dtype_bytes)
-    return int(free // one) if one else 0
+    return sequences_that_fit(free, kv_cache_bytes(config, context_tokens, 1, kv_dtype_bytes))
 
 
 def max_context(config, memory_bytes: float, weight_bytes: float, batch: int = 1,

@@ -17,7 +17,7 @@ from . import tables
 from .units import require_positive
 
 __all__ = ["BITS_PER_WEIGHT", "bits_per_weight", "dense_params", "gguf_size_bytes", "gguf_sizes",
-           "head_dim", "load_config", "require_int", "weight_bytes"]
+           "head_dim", "load_config", "require_int", "params_bytes"]
 
 #: Bits per weight of llama.cpp storage formats: the block layouts in ggml's
 #: ggml-common.h (block size and bytes per block). Q8_0: 34 bytes per 32
@@ -39,7 +39,7 @@ def bits_per_weight(fmt: str) -> float:
     return BITS_PER_WEIGHT[key]
 
 
-def weight_bytes(n_params: float, fmt: str) -> float:
+def params_bytes(n_params: float, fmt: str) -> float:
     """Bytes of ``n_params`` weights stored in ``fmt`` (``"Q4_0"``, ``"F16"`` ...)."""
     return require_positive("n_params", n_params) * bits_per_weight(fmt) / 8
 

@@ -17,14 +17,14 @@ from . import papers
 from .units import require_positive, require_whole
 
 __all__ = ["DEFAULT_SIGMA", "mean_standard_error", "Requests", "sample_requests", "workload",
-           "Workload"]
+           "RequestLengths"]
 
 #: The spread (standard deviation of log-length) unless a chapter says otherwise.
 DEFAULT_SIGMA = 1.0
 
 
 @dataclass(frozen=True)
-class Workload:
+class RequestLengths:
     """Request lengths: lognormal prompt and output lengths with the dataset's means.
 
     ``sigma`` (the standard deviation of log-length) sets how long the tail is. At
@@ -39,13 +39,13 @@ class Workload:
     sigma: float = DEFAULT_SIGMA
 
 
-def workload(name: str = "ShareGPT", sigma: float = DEFAULT_SIGMA) -> Workload:
+def workload(name: str = "ShareGPT", sigma: float = DEFAULT_SIGMA) -> RequestLengths:
     """ShareGPT or Alpaca lengths, with the means the vLLM paper prints in its Fig. 11."""
     key = {"sharegpt": "sharegpt", "alpaca": "alpaca"}.get(str(name).lower())
     if key is None:
         raise ValueError(f"unknown workload {name!r}; known: ShareGPT, Alpaca")
     require_positive("sigma", sigma, allow_zero=True)
-    return Workload(name={"sharegpt": "ShareGPT", "alpaca": "Alpaca"}[key],
+    return RequestLengths(name={"sharegpt": "ShareGPT", "alpaca": "Alpaca"}[key],
                     input_mean_tokens=papers.claim(f"fig11_{key}_input_mean"),
                     output_mean_tokens=papers.claim(f"fig11_{key}_output_mean"),
                     sigma=float(sigma))
@@ -78,7 +78,7 @@ class Requests:
         return self.prompt + self.output
 
 
-def sample_requests(wl: Workload, n: int, max_len: int, seed: int,
+def sample_requests(wl: RequestLengths, n: int, max_len: int, seed: int,
                     arrival_rate: float | None = None) -> Requests:
     """``n`` requests from a workload, seeded, cut to fit ``max_len`` tokens.
 

@@ -10,12 +10,13 @@ a weight format) every machine gets these numbers, each traceable to the rows be
 - **single-stream tokens/s**: bandwidth over the bytes a decode step reads, discounted by
   the fraction of that ceiling published runs reach (:mod:`.decode`).
 - **capacity**: whether the weights and every user's cache fit in the memory the GPU may
-  use (on a Mac, the default limit of :mod:`.maclimit`), and how many users could.
+  use (:meth:`napkin.hardware.Chip.gpu_share`: on a Mac, macOS's default limit), and how
+  many users could.
 - **per-user tokens/s at that concurrency**: one decode step of all users, its reads at the
   discounted bandwidth, its arithmetic at the rate the reference runs reached.
 - **price**, where a vendor states one (``data/machine_prices.csv``).
 
-:mod:`.ranking` orders the machines, :mod:`.display` formats a ranking for the page,
+:mod:`.ranking` orders the machines and formats a ranking for the page,
 :mod:`.calculator` is the same arithmetic for the reader's browser, and
 :mod:`.extrapolation` tests the first-token method on published runs it did not use.
 """
@@ -23,32 +24,29 @@ a weight format) every machine gets these numbers, each traceable to the rows be
 from .calculator import calculator_rows, js_expressions
 from .decode import (FAMILY, OWN, POOLED, fraction_by_format, fraction_quartiles,
                      h100_decode_readings, own_decode_runs)
-from .display import bound_sentence, fmt_range, ranking_display, roof_text, span
-from .estimate import estimate
+from .estimate import RAISE_LIMIT, estimate, matmul_params, model_for, prompt_flops
 from .extrapolation import (VALIDATION_MODELS, extrapolation_check, extrapolation_summary,
                             target_runs, ttft_check_band)
-from .maclimit import (RAISE_LIMIT, SMALL_MAC_GiB, default_gpu_fraction, gpu_memory_limits,
-                       mac_default_gpu_fraction)
 from .machine import LEFT_OUT, Machine, left_out, machine, machines
-from .ranking import (DESK, TIE, WORKSTATION_CARDS, best, bound_by, hardware_and_software,
-                      machine_table, on_desk, rank, swapped_pairs)
+from .ranking import (DESK, TIE, WORKSTATION_CARDS, best, bound_by, bound_sentence, fmt_range,
+                      hardware_and_software, machine_table, on_desk, rank, ranking_display,
+                      roof_text, span, swapped_pairs)
 from .reference import (DISPUTED, REFERENCE_FORMAT, REFERENCE_MODEL, REFERENCE_TOKENS,
                         SCOREBOARD_NAMES, backend_fractions, prefill_runs,
                         reference_flops_per_token, reference_runs, second_hand_runs)
 from .roofs import ARITHMETIC, BACKEND, VULKAN_SOURCE
-from .work import matmul_params, model_for, prompt_flops
 from .workload import KV_DTYPE, RANK_BY, Workload, presets
 
 __all__ = [
     "ARITHMETIC", "BACKEND", "DESK", "DISPUTED", "FAMILY", "KV_DTYPE", "LEFT_OUT", "Machine", "OWN",
     "POOLED", "RAISE_LIMIT", "RANK_BY", "REFERENCE_FORMAT", "REFERENCE_MODEL", "TIE",
-    "REFERENCE_TOKENS", "SCOREBOARD_NAMES", "SMALL_MAC_GiB", "VALIDATION_MODELS",
+    "REFERENCE_TOKENS", "SCOREBOARD_NAMES", "VALIDATION_MODELS",
     "VULKAN_SOURCE", "WORKSTATION_CARDS", "Workload", "backend_fractions", "best", "bound_by",
     "bound_sentence", "calculator_rows",
-    "default_gpu_fraction", "estimate", "extrapolation_check", "extrapolation_summary",
-    "fmt_range", "fraction_by_format", "fraction_quartiles", "gpu_memory_limits",
+    "estimate", "extrapolation_check", "extrapolation_summary",
+    "fmt_range", "fraction_by_format", "fraction_quartiles",
     "h100_decode_readings", "hardware_and_software", "js_expressions", "left_out",
-    "mac_default_gpu_fraction", "machine", "on_desk", "machine_table", "machines", "matmul_params",
+    "machine", "on_desk", "machine_table", "machines", "matmul_params",
     "model_for", "own_decode_runs", "prefill_runs", "presets", "prompt_flops", "rank",
     "ranking_display", "reference_flops_per_token", "reference_runs", "roof_text",
     "second_hand_runs", "span", "swapped_pairs", "target_runs", "ttft_check_band",

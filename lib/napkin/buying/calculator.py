@@ -9,7 +9,7 @@ import pandas as pd
 
 from .. import catalog, kvcache
 from .machine import Machine, machines
-from .work import matmul_params
+from .estimate import matmul_params
 from .workload import KV_DTYPE
 
 FORMATS = ["Q4_K", "Q4_0", "MXFP4", "Q8_0", "FP8", "F16"]
@@ -51,7 +51,7 @@ def _model_row(name: str) -> dict:
             "full": form.full_elements_per_token, "win": form.windowed_elements_per_token,
             "window": form.window or 0,
             "groups": heads // cfg.get("num_key_value_heads", heads),
-            "context_limit": kvcache.context_limit(cfg)}
+            "max_context_tokens": kvcache.max_context_tokens(cfg)}
 
 
 def calculator_rows(model_names: list[str] | None = None,

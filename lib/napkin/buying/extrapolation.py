@@ -16,7 +16,7 @@ import pandas as pd
 
 from .. import hardware, phases, tables
 from .reference import prefill_runs
-from .work import prompt_flops
+from .estimate import prompt_flops
 
 #: ``gpt_oss_llamacpp.csv`` hardware -> the chip its reference runs carry in
 #: :func:`prefill_runs`. The 36 GB M4 Max has the 32-core GPU (``machine_prices.csv``).
@@ -94,7 +94,7 @@ def _reference_rates(runs: pd.DataFrame, chip: str, cores: float) -> pd.Series:
 def extrapolation_check() -> pd.DataFrame:
     """The first-token method, applied to runs it did not see: the machine's FLOP/s on its
     reference runs (median, as the ranking uses; the range as low and high) times the target
-    run's prompt tokens over their FLOPs (:func:`napkin.buying.work.prompt_flops`, after
+    run's prompt tokens over their FLOPs (:func:`napkin.buying.estimate.prompt_flops`, after
     ``depth_tokens`` already cached), against the rate the run measured. ``ratio`` is
     predicted over measured: above 1 the method is too optimistic (the first token would
     come later than it says)."""

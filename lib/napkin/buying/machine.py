@@ -10,8 +10,8 @@ from functools import lru_cache
 import pandas as pd
 
 from .. import hardware, roofline, tables
-from ..units import GiB, MiB, require_positive
-from . import decode, maclimit, roofs
+from ..units import GiB, require_positive
+from . import decode, roofs
 from .reference import prefill_runs
 
 #: Chips of ``data/hardware_specs.csv`` the calculator leaves out, and why.
@@ -31,7 +31,7 @@ class Machine:
     ``capacity_bytes`` is the whole memory (binary); ``gpu_limit_bytes`` what the GPU may
     use by default where that is less, else None: on a Mac the default GPU limit, elsewhere
     what the driver or the operating system reports after what firmware and kernel keep
-    (:func:`os_share`). ``raisable_bytes`` is what a system setting can lift the limit to
+    (:meth:`napkin.hardware.Chip.gpu_share`). ``raisable_bytes`` is what a system setting can lift the limit to
     (the whole memory on a Mac; nothing more elsewhere). ``roofs`` are dense peaks by
     arithmetic (``"int8"``: FLOP/s), ``roof_labels`` what each figure is; ``backend`` the
     llama.cpp backend that decides which of them a weight format runs in.
@@ -120,33 +120,10 @@ class Machine:
         return arith, None, f"no {arith.upper()} figure stated"
 
 
-#: The spec of ``data/hardware_specs.csv`` that says what the driver or the operating
-#: system reports of a chip's memory (nvidia-smi, Linux ``MemTotal``, the GTT size of an AMD
-#: APU): what is left once firmware, the kernel and the driver have kept their share.
-VISIBLE_SPEC = "driver_visible_memory_MiB"
-
-
-def os_share(chip: hardware.Chip) -> tuple[float, str]:
-    """The share of a (non-Apple) chip's memory the GPU may use, and why: the memory the
-    driver or the operating system reports over the capacity, where a source recorded it
-    and it is less; else all of it. A priced configuration of another size is assumed to
-    keep the same share."""
-    cap = chip.capacity_bytes
-    if VISIBLE_SPEC not in chip.specs or not cap:
-        return 1.0, ""
-    visible = chip.specs[VISIBLE_SPEC] * MiB
-    if visible >= cap:
-        return 1.0, ""
-    return visible / cap, (f"{visible / GiB:,.1f} of {cap / GiB:,.0f} GiB reported by the "
-                           f"driver or the operating system ({chip.source(VISIBLE_SPEC)})")
-
-
 def _usable_GiB(chip: hardware.Chip, memory_GiB: float) -> float:
-    """GiB the GPU may use by default in a configuration with ``memory_GiB``: the Mac's GPU
-    limit, or :func:`os_share` of it."""
-    if chip.vendor == "Apple":
-        return maclimit.usable_GiB(chip.vendor, memory_GiB)
-    return memory_GiB * os_share(chip)[0]
+    """GiB the GPU may use by default in a configuration with ``memory_GiB``
+    (:meth:`napkin.hardware.Chip.gpu_share`)."""
+    return memory_GiB * chip.gpu_share(memory_GiB)[0]
 
 
 def _prices(chip: hardware.Chip) -> tuple:
@@ -184,13 +161,8 @@ def _machine(chip: hardware.Chip, runs: pd.DataFrame, own: pd.DataFrame,
     own_f = tuple(float(f) for f in own[own["chip"] == chip.name]["fraction_of_ceiling"])
     family, quartiles, basis = _family(chip, quart, own_f)
     capacity, spec = chip.capacity_bytes, chip.capacity_spec
-    limit, limit_basis = None, ""
-    if chip.vendor == "Apple":
-        share, limit_basis = maclimit.mac_default_gpu_fraction(capacity / GiB)
-        limit = share * capacity
-    else:
-        share, limit_basis = os_share(chip)
-        limit = share * capacity if share < 1 else None
+    share, limit_basis = chip.gpu_share()
+    limit = share * capacity if chip.vendor == "Apple" or share < 1 else None
     found = roofs.chip_roofs(chip)
     return Machine(
         name=chip.name, vendor=chip.vendor, family=family,

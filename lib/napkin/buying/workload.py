@@ -38,7 +38,7 @@ class Workload:
         models.bits_per_weight(self.weight_format)  # raises for an unknown format
         if self.rank_by not in RANK_BY:
             raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {self.rank_by!r}")
-        limit = kvcache.context_limit(catalog.config(self.model))
+        limit = kvcache.max_context_tokens(catalog.config(self.model))
         if self.prompt_tokens + self.output_tokens > limit:
             raise ValueError(f"prompt_tokens + output_tokens = "
                              f"{self.prompt_tokens + self.output_tokens:,} is beyond "

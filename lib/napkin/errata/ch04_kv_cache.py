@@ -79,7 +79,7 @@ def kv_batch_example() -> Finding:
 
 
 def capacity_problem() -> Finding:
-    turns = {c: capacity.capacity_turn(llama33.MODEL, c) for c in capacity.DATACENTER}
+    turns = {c: capacity.roofline_turn(llama33.MODEL, c) for c in capacity.DATACENTER}
     # the essay's mechanism: at long context (its example is 8k) the capacity cap is what
     # drags decode back onto the memory-bound side. That needs compute-bound batches to exist
     # there, ones the memory merely cannot hold; where none exist at any batch, the cache

@@ -8,7 +8,7 @@ import pandas as pd
 from ..charts import PALETTE, responsive
 from ..units import GB, GiB
 
-__all__ = ["calculator", "capacity_turn", "CHIP_COLORS", "model_sizes"]
+__all__ = ["calculator", "turn_chart", "CHIP_COLORS", "model_sizes"]
 
 CHIP_COLORS = {"H100 SXM": "#2a78d6", "H200": "#3c9a3c", "B200": "#8e44ad",
                "M2 Ultra": "#6b6459", "DGX Spark": "#eb6834"}
@@ -60,7 +60,7 @@ def model_sizes(table: pd.DataFrame) -> alt.Chart:
         subtitle="KV cache at each model's full context, 16-bit, one sequence"))
 
 
-def capacity_turn(curves: pd.DataFrame, essay_point: dict, default_model: str) -> alt.Chart:
+def turn_chart(curves: pd.DataFrame, essay_point: dict, default_model: str) -> alt.Chart:
     """Per chip, against context: the largest batch that fits beside the weights (solid) and
     the batch a decode step needs to reach the ridge with every cache read counted (dashed,
     ending where no batch reaches it). Where solid runs below dashed, no batch the memory
@@ -135,7 +135,7 @@ def calculator(rows: pd.DataFrame, chips: pd.DataFrame, dtypes: dict[str, float]
         KV=f"{cache} / {GiB}",
         KV_GB=f"{cache} / {GB}",
         per_token_KiB=f"(datum.full_elements + datum.windowed_elements) * {kv_bytes} / 1024",
-        beyond="context > datum.context_limit",
+        beyond="context > datum.max_context_tokens",
     )
     bars = base.transform_fold(["Weights", "KV"], as_=["part", "GiB"]).mark_bar(
         height=38).encode(

@@ -19,7 +19,7 @@ from .. import papers, roofline, tables
 from ..deployment import Deployment, deploy
 from ..memo import experiment
 from ..units import GB, GiB
-from ..workloads import DEFAULT_SIGMA, Workload, sample_requests, workload
+from ..workloads import DEFAULT_SIGMA, RequestLengths, sample_requests, workload
 from .engine import simulate
 from .memory import ALLOCATORS, CATEGORIES, CATEGORY_LABELS, DEFAULT_BLOCK_SIZE, LABELS
 from .result import Result, throughput
@@ -111,7 +111,7 @@ def h100_deployment(setting: Setting = SETTING) -> Deployment:
 
 # -- runs and sweeps on any deployment --------------------------------------------------------
 
-def run(d: Deployment, wl: Workload, allocator: str, *, n_requests: int = SETTING.n_requests,
+def run(d: Deployment, wl: RequestLengths, allocator: str, *, n_requests: int = SETTING.n_requests,
         max_len: int | None = None, block_size: int = DEFAULT_BLOCK_SIZE,
         seed: int = SETTING.seed, snapshot: bool = False) -> Result:
     """One allocator on a deployment and workload (``max_len``: the model's context limit)."""
@@ -125,7 +125,7 @@ def run(d: Deployment, wl: Workload, allocator: str, *, n_requests: int = SETTIN
     return res
 
 
-def compare(d: Deployment, wl: Workload, *, n_requests: int = SETTING.n_requests,
+def compare(d: Deployment, wl: RequestLengths, *, n_requests: int = SETTING.n_requests,
             max_len: int | None = None, block_size: int = DEFAULT_BLOCK_SIZE,
             seed: int = SETTING.seed, snapshot: bool = False) -> tuple[pd.DataFrame, dict]:
     """Every allocator on the same requests: a summary row each, and the results."""
@@ -144,7 +144,7 @@ def compare(d: Deployment, wl: Workload, *, n_requests: int = SETTING.n_requests
     return df, results
 
 
-def block_size_sweep(d: Deployment, workloads: list[Workload], block_sizes: list[int], *,
+def block_size_sweep(d: Deployment, workloads: list[RequestLengths], block_sizes: list[int], *,
                      n_requests: int = SETTING.n_requests, max_len: int | None = None,
                      seed: int = SETTING.seed) -> pd.DataFrame:
     """Paged memory shares, batch and throughput for each block size and workload."""
@@ -176,7 +176,7 @@ def spread_sweep(d: Deployment, name: str, sigmas: list[float], *,
     return pd.concat(rows, ignore_index=True)
 
 
-def max_len_sweep(d: Deployment, wl: Workload, max_lens: list[int], *,
+def max_len_sweep(d: Deployment, wl: RequestLengths, max_lens: list[int], *,
                   n_requests: int = SETTING.n_requests, seed: int = SETTING.seed) -> pd.DataFrame:
     """Each allocator at several maximum sequence lengths (the reservation Max must make)."""
     rows = []

@@ -2,7 +2,7 @@
 
 A :class:`Result` holds the memory in tokens at every step; its shares are averaged over the
 *window*, from the first finish to the last admission, when the engine is full and turning
-over. :func:`timed` puts a roofline clock on the steps (:func:`napkin.roofline.step_seconds`,
+over. :func:`timed` puts a roofline clock on the steps (:func:`napkin.roofline.roofline_step_seconds`,
 which chapter 7's serving engine gets back from chapter 9's step model with every efficiency
 at 1), so the batch that memory allows becomes tokens per second on a
 :class:`napkin.deployment.Deployment`. Chapter 6 uses both.
@@ -70,7 +70,7 @@ def timed(result: Result, d: Deployment) -> pd.DataFrame:
     since the start)."""
     tl = result.timeline
     decode = tl["running"] - tl["admitted"]
-    secs = roofline.step_seconds(d.model, d.roof, decode + tl["prefill_tokens"],
+    secs = roofline.roofline_step_seconds(d.model, d.roof, decode + tl["prefill_tokens"],
                                  tl["context_tokens"], tl["attended_pairs"])
     return tl.assign(step_s=secs, time_s=np.cumsum(secs) - secs)
 

@@ -39,7 +39,7 @@ from .engines import Constants, Engine, engine_of
 from .experts import expected_distinct
 
 __all__ = ["compute_bound_batch", "cost", "Cost", "decode_steps_seconds", "decode_work",
-           "prefill_work", "seconds", "step_seconds", "weight_bytes", "Work"]
+           "prefill_work", "seconds", "step_seconds", "weights_read_bytes", "Work"]
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def prefill_work(c: Constants, prompts, length, start=0) -> Work:
     return Work(tokens, kv, c.flops_per_token * tokens, attention, p + 0 * tokens)
 
 
-def weight_bytes(c: Constants, tokens):
+def weights_read_bytes(c: Constants, tokens):
     """Weights a step of ``tokens`` tokens reads: the dense part, and each expert some token
     chose (all of them for a dense model, which has no routed experts)."""
     return c.dense_weight_bytes + c.expert_bytes * expected_distinct(c.routed, c.top_k, tokens)
@@ -191,7 +191,7 @@ def cost(c: Constants, work: Work, cal: Calibration) -> Cost:
         comm = np.where(c.tp > 1, c.allreduces / c.pp * (cal.allreduce_latency_s + ring), 0.0)
     overhead = (cal.step_overhead_s + cal.layer_overhead_s * c.layers * c.stack_overhead +
                 cal.sequence_overhead_s * work.sequences + 0 * matmul)
-    return Cost(weights_memory_s=weight_bytes(c, n) / bandwidth, matmul_s=matmul,
+    return Cost(weights_memory_s=weights_read_bytes(c, n) / bandwidth, matmul_s=matmul,
                 cache_memory_s=work.kv_bytes / bandwidth + 0 * matmul, attention_s=attention,
                 comm_s=comm, overhead_s=overhead, per_operator=cal.per_operator)
 

@@ -15,6 +15,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from ..kvcache import max_context_tokens, sequences_that_fit
 from ..units import require_positive
 from .model import Model, _count
 from .roof import Roof, bound
@@ -111,14 +112,12 @@ def context_limit(model: Model, ridge: float, attention_ridge: float | None = No
 
 
 def max_batch(model: Model, roof: Roof, context_tokens: int) -> int:
-    """Sequences at ``context_tokens`` whose caches fit beside the weights (0: none)."""
+    """Sequences at ``context_tokens`` whose caches fit beside the weights, by the rule of
+    :func:`napkin.kvcache.sequences_that_fit`."""
     if roof.capacity_bytes is None:
         raise ValueError(f"{roof.name} has no memory capacity in hardware_specs.csv")
-    free = roof.capacity_bytes - model.weight_bytes
-    one = model.kv_bytes(context_tokens)
-    if free <= 0:
-        return 0
-    return int(free // one) if one else 2**31 - 1
+    return sequences_that_fit(roof.capacity_bytes - model.weight_bytes,
+                              model.kv_bytes(context_tokens))
 
 
 def _bisect(predicate, low: int, high: int) -> int:
@@ -140,13 +139,11 @@ def capacity_turn(model: Model, roof: Roof, attention_ridge: float | None = None
     is the shortest context at which M(c) < B*(c): from there on, no batch the memory holds is
     compute-bound (1 when even one-token sequences cannot fit enough of a batch; None when
     compute-bound batches fit at every context up to ``max_context``, by default the model's
-    own limit, :func:`napkin.kvcache.context_limit`). ``need``: another model's B*(c), a
+    own limit, :func:`napkin.kvcache.max_context_tokens`). ``need``: another model's B*(c), a
     function of the context returning a batch (``math.inf`` for none), e.g. the calibrated
     step model's (:func:`napkin.capacity.calibrated_turn`); by default the roofline's.
     """
-    from ..kvcache import context_limit as served
-
-    limit = served(model.config) if max_context is None else _count("max_context",
+    limit = max_context_tokens(model.config) if max_context is None else _count("max_context",
                                                                        max_context, 1)
     if need is None:
         def need(c: int) -> float:

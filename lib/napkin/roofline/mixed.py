@@ -95,7 +95,7 @@ def step_cost(model: Model, roof: Roof) -> StepCost:
                     bandwidth_bytes_per_s=roof.bandwidth_bytes_per_s)
 
 
-def step_seconds(model: Model, roof: Roof, tokens, kv_tokens, pairs):
+def roofline_step_seconds(model: Model, roof: Roof, tokens, kv_tokens, pairs):
     """Roofline seconds of forward passes described by their totals (numpy arrays welcome):
     tokens processed, cached tokens read, (query, key) pairs attended. See :class:`StepCost`."""
     return step_cost(model, roof).seconds(tokens, kv_tokens, pairs)

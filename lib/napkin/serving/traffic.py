@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..units import require_positive
-from ..workloads import DEFAULT_SIGMA, Workload, sample_requests
+from ..workloads import DEFAULT_SIGMA, RequestLengths, sample_requests
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def traffic(rate_per_s: float, n: int, prompt_mean_tokens: float, output_mean_to
     """``n`` requests arriving at ``rate_per_s`` on average (Poisson), with lognormal prompt and
     output lengths of the given means (chapter 6's sampler, cut to ``max_len`` tokens)."""
     rate = require_positive("rate_per_s", rate_per_s)
-    wl = Workload(name="traffic",
+    wl = RequestLengths(name="traffic",
                   input_mean_tokens=require_positive("prompt_mean_tokens", prompt_mean_tokens),
                   output_mean_tokens=require_positive("output_mean_tokens", output_mean_tokens),
                   sigma=require_positive("sigma", sigma, allow_zero=True))

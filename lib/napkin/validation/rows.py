@@ -116,7 +116,7 @@ def source_of(url) -> str:
 
 @lru_cache(maxsize=None)
 def _context_limit(model: str) -> int:
-    return kvcache.context_limit(catalog.config(model))
+    return kvcache.max_context_tokens(catalog.config(model))
 
 
 _INT = re.compile(r"^\s*~?(\d[\d,]*)\s*([kK])?")
