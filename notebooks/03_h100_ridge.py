@@ -179,11 +179,9 @@ glue_markdown("spark_fp8_verdict",
               "Spark's FP8 does not follow GeForce"
               if measured_fp8 > geforce_style_fp8_fp16acc else
               "more than a GeForce-style GPU could reach with FP32 accumulate, but not more "
-              "than with FP16 accumulate ({:,.0f} TFLOPS). The data row records the rate and "
-              "that the GEMM ran in CUTLASS, not which precision it accumulated in, and the "
-              "argument needs FP32: only if it accumulated in FP32 does DGX Spark's FP8 not "
-              "follow GeForce".format(
-                  geforce_style_fp8_fp16acc / TFLOPS)
+              "than with FP16 accumulate. The data row records the rate and that the GEMM ran "
+              "in CUTLASS, not which precision it accumulated in, and the argument needs FP32: "
+              "only if it accumulated in FP32 does DGX Spark's FP8 not follow GeForce"
               if measured_fp8 > geforce_style_fp8 else
               "within what a GeForce-style GPU could reach, so it does not settle which "
               "pattern DGX Spark's FP8 follows")
@@ -231,10 +229,12 @@ markers = pd.DataFrame({
 #   {glue:text}`spark_fp16:,.0f` FP16), not vendor-stated. GeForce Blackwell does otherwise:
 #   with FP32 accumulate the RTX 5090's FP4 rate is {glue:text}`r5090_fp4_over_fp8:.0f`x its
 #   FP8 rate and {glue:text}`r5090_fp4_over_fp16:.0f`x its FP16 rate, so a GeForce-style GPU
-#   accumulating in FP32 would have half these FP8 and FP16 figures ({glue:text}`spark_fp8_geforce:,.0f` TFLOPS of
-#   FP8). A dense FP8 GEMM measured on GB10 reached {glue:text}`spark_fp8_measured:,.0f`
-#   TFLOPS ({glue:text}`spark_fp8_measured_share:.0%` of the derived figure; a community
-#   measurement on NVIDIA's developer forum, `data/hardware_specs.csv`),
+#   accumulating in FP32 would have half these FP8 and FP16 figures
+#   ({glue:text}`spark_fp8_geforce:,.0f` TFLOPS of FP8, against
+#   {glue:text}`spark_fp8_geforce_fp16acc:,.0f` with FP16 accumulate). A dense FP8 GEMM
+#   measured on GB10 reached {glue:text}`spark_fp8_measured:,.0f` TFLOPS
+#   ({glue:text}`spark_fp8_measured_share:.0%` of the derived figure; a community measurement
+#   on NVIDIA's developer forum, `data/hardware_specs.csv`),
 #   {glue:md}`spark_fp8_verdict`; no measurement in the data settles its FP16 with FP32
 #   accumulate. Hollow points and dotted lines mark derived figures.
 
