@@ -175,15 +175,17 @@ assert kvcache.max_batch(variants["GQA"], full, capacity_bytes, weights) == 1  #
 # the MHA model runs out of the H200's {glue:text}`h200_gib:.0f` GiB at
 # {glue:text}`mha_fit_depth:,d` tokens of a single sequence, while GQA's ceiling at
 # {glue:text}`full_tokens:,d` is still {glue:text}`tg_gqa_full:.0f` tokens/s (MQA:
-# {glue:text}`tg_mqa_full:.0f`). A ceiling is not a speed: chapter 9's calibrated step model
-# (`napkin.predict`), whose servers reach {glue:text}`eta:.0%` of peak bandwidth and pay fixed
-# costs every step, puts that GQA sequence at {glue:text}`cal_gqa_full:.0f` tokens/s, a model
-# that on Argonne's static-batch latencies is {glue:md}`static_band`. That is what the essay's "why 128k contexts are servable at
+# {glue:text}`tg_mqa_full:.0f`). That is what the essay's "why 128k contexts are servable at
 # all" comes to in numbers, and it is about one GPU: with GQA one H200 holds
 # {glue:text}`gqa_fit_full:d` such sequence beside the weights, while with MHA a single one
 # needs {glue:text}`mha_full_gb_total:.0f` GB, the memory of {glue:text}`mha_h200s:d` H200
 # GPUs. MHA at that context is servable, then, but at several GPUs per sequence rather than
 # several sequences per GPU.
+#
+# These are ceilings, not speeds. Chapter 9's calibrated step model (`napkin.predict`), whose
+# servers reach {glue:text}`eta:.0%` of peak bandwidth and pay fixed costs every step, gives the
+# one GQA sequence {glue:text}`cal_gqa_full:.0f` tokens/s at {glue:text}`full_tokens:,d` tokens
+# of context; on Argonne's static-batch latencies that model is {glue:md}`static_band`.
 
 # %% [markdown]
 # ## Measured here
