@@ -21,7 +21,7 @@
 # ```{admonition} In one minute
 # :class: tip
 # - The essay's arithmetic holds: the H100 SXM's dense FP16 ridge is {glue:text}`ridge:.1f`
-#   FLOP/byte, so FP16 decode turns compute-bound at a batch of {glue:text}`b_star:.0f` and a
+#   FLOP/byte, so FP16 decode turns compute-bound from a batch of {glue:text}`b_first:d` and a
 #   {glue:text}`essay_prompt:,.0f`-token prefill sits {glue:text}`over:.2f`x past the ridge.
 #   The sparse figure would double the ridge; every figure here is dense
 #   (<a href="#fig-ridge-points">every chip's ridges</a>).
@@ -85,7 +85,7 @@ import numpy as np
 import pandas as pd
 
 import napkin
-from napkin import deployment, essay, hardware, roofline, tables
+from napkin import capacity, deployment, essay, hardware, roofline, tables
 from napkin.figures import roofline as charts
 from napkin.measure import batched
 from napkin.predict import step as predict_step
@@ -115,6 +115,7 @@ glue("b64", b64)
 glue("i_b1", roofline.matmul_intensity(1))
 glue("i_b64", roofline.matmul_intensity(b64))
 glue("b_star", h100.ridge / roofline.matmul_intensity(1))
+glue("b_first", int(np.floor(h100.ridge / roofline.matmul_intensity(1))) + 1)
 i_prefill = roofline.matmul_intensity(essay.claim("prefill_intensity"))
 glue("i_prefill", i_prefill)
 glue("over", i_prefill / h100.ridge)
@@ -131,8 +132,9 @@ glue("essay_over", essay.claim("prefill_over_ridge"))
 #
 # With FP16 weights, decode at batch one sits at an intensity of
 # {glue:text}`i_b1:.0f` FLOP/byte and at the essay's batch of {glue:text}`b64:d`, at
-# {glue:text}`i_b64:.0f`. It reaches the ridge at a batch of {glue:text}`b_star:.0f`, which
-# the essay rounds to {glue:text}`essay_batch:.0f`. A {glue:text}`essay_prompt:,.0f`-token
+# {glue:text}`i_b64:.0f`. It reaches the ridge at a batch of {glue:text}`b_star:.1f`, so the
+# first whole batch past it is {glue:text}`b_first:d`; the essay rounds to
+# {glue:text}`essay_batch:.0f`. A {glue:text}`essay_prompt:,.0f`-token
 # prefill sits at {glue:text}`i_prefill:,.0f` FLOP/byte, {glue:text}`over:.2f`x the ridge:
 # the essay's {glue:text}`essay_over:.0f` times over is right.
 
@@ -164,13 +166,23 @@ glue("r5090_fp4_over_fp16", r5090.peak("fp4").flops_per_s / r5090.peak("fp16").f
 # what a GeForce-style GB10 would have at FP8, against a dense FP8 GEMM measured on one
 geforce_style_fp8 = spark.peak("fp4").flops_per_s / (r5090.peak("fp4").flops_per_s
                                                      / r5090.peak("fp8").flops_per_s)
+# GeForce halves FP8 only with FP32 accumulate; with FP16 accumulate it keeps this rate
+geforce_style_fp8_fp16acc = spark.peak("fp4").flops_per_s / (
+    r5090.peak("fp4").flops_per_s / (r5090.specs["fp8_tensor_dense_fp16acc_TFLOPS"] * TFLOPS))
 measured_fp8 = spark.specs["fp8_tensor_dense_gemm_measured_TFLOPS"] * TFLOPS
 glue("spark_fp8_geforce", geforce_style_fp8 / TFLOPS)
+glue("spark_fp8_geforce_fp16acc", geforce_style_fp8_fp16acc / TFLOPS)
 glue("spark_fp8_measured", measured_fp8 / TFLOPS)
 glue("spark_fp8_measured_share", measured_fp8 / spark.peak("fp8").flops_per_s)
 glue_markdown("spark_fp8_verdict",
-              "more than a GeForce-style GPU could reach, so DGX Spark's FP8 does not follow "
-              "GeForce" if measured_fp8 > geforce_style_fp8 else
+              "more than a GeForce-style GPU could reach with either accumulator, so DGX "
+              "Spark's FP8 does not follow GeForce"
+              if measured_fp8 > geforce_style_fp8_fp16acc else
+              "more than a GeForce-style GPU could reach with FP32 accumulate, but not more "
+              "than with FP16 accumulate. The data row records the rate and that the GEMM ran "
+              "in CUTLASS, not which precision it accumulated in, and the argument needs FP32: "
+              "only if it accumulated in FP32 does DGX Spark's FP8 not follow GeForce"
+              if measured_fp8 > geforce_style_fp8 else
               "within what a GeForce-style GPU could reach, so it does not settle which "
               "pattern DGX Spark's FP8 follows")
 by_arith = ridges.pivot_table(index="chip", columns="arithmetic", values="ridge_flop_per_byte")
@@ -217,10 +229,12 @@ markers = pd.DataFrame({
 #   {glue:text}`spark_fp16:,.0f` FP16), not vendor-stated. GeForce Blackwell does otherwise:
 #   with FP32 accumulate the RTX 5090's FP4 rate is {glue:text}`r5090_fp4_over_fp8:.0f`x its
 #   FP8 rate and {glue:text}`r5090_fp4_over_fp16:.0f`x its FP16 rate, so a GeForce-style GPU
-#   would have half these FP8 and FP16 figures ({glue:text}`spark_fp8_geforce:,.0f` TFLOPS of
-#   FP8). A dense FP8 GEMM measured on GB10 reached {glue:text}`spark_fp8_measured:,.0f`
-#   TFLOPS ({glue:text}`spark_fp8_measured_share:.0%` of the derived figure; a community
-#   measurement on NVIDIA's developer forum, `data/hardware_specs.csv`),
+#   accumulating in FP32 would have half these FP8 and FP16 figures
+#   ({glue:text}`spark_fp8_geforce:,.0f` TFLOPS of FP8, against
+#   {glue:text}`spark_fp8_geforce_fp16acc:,.0f` with FP16 accumulate). A dense FP8 GEMM
+#   measured on GB10 reached {glue:text}`spark_fp8_measured:,.0f` TFLOPS
+#   ({glue:text}`spark_fp8_measured_share:.0%` of the derived figure; a community measurement
+#   on NVIDIA's developer forum, `data/hardware_specs.csv`),
 #   {glue:md}`spark_fp8_verdict`; no measurement in the data settles its FP16 with FP32
 #   accumulate. Hollow points and dotted lines mark derived figures.
 
@@ -241,8 +255,9 @@ tables.styled(shown, "ridge-table", {
 napkin.Figure(
     name="fig-ridge-points",
     chart=charts.ridge_dots(ridges, markers.iloc[[0, 2]]),
-    caption="Every chip's ridge point for each arithmetic it states a dense peak for, with "
-            "batch-1 decode and a prefill of the essay's prompt length marked at FP16.",
+    caption="Every chip's ridge point for each arithmetic the data give it a dense peak for "
+            "(hollow: derived, not vendor-stated), with batch-1 decode and a prefill of the "
+            "essay's prompt length marked at FP16.",
     source="data/hardware_specs.csv (vendor figures, some via secondary compilations; DGX "
            "Spark's dense, Strix Halo's and M2 Ultra's computed); ridges by napkin.roofline.",
 )
@@ -303,6 +318,11 @@ glue("cx_h100_f16", cx[("H100 SXM", "F16")])
 glue("cx_h100_fp8", cx[("H100 SXM", "FP8")])
 glue("cx_h100_q4", cx[("H100 SXM", "Q4_K")])
 glue("cx_b200_fp4", cx[("B200", "FP4")])
+nvfp4 = roofline.crossover_table(["B200"], ["NVFP4"]).iloc[0]
+glue("cx_b200_nvfp4", nvfp4["crossover_batch"])
+glue("nvfp4_bits", nvfp4["bytes_per_weight"] * 8)
+glue("fp4_bits", crossover.set_index(["chip", "weight_format"]).loc[("B200", "FP4"),
+                                                                  "bytes_per_weight"] * 8)
 glue("cx_4090_f16", cx[("RTX 4090", "F16")])
 glue("cx_4090_q4", cx[("RTX 4090", "Q4_K")])
 # a GEMM that accumulates in FP32 runs at the RTX 4090's FP32-accumulate FP16 rate
@@ -317,7 +337,9 @@ assert cx_4090_fp32acc < cx[("RTX 4090", "Q4_K")]
 # %% [markdown]
 # FP8 weights on an H100 cross at a batch of {glue:text}`cx_h100_fp8:.0f`, where FP16 crossed
 # at {glue:text}`cx_h100_f16:.0f`: half the bytes per weight, twice the FLOP/s, the same
-# crossover; FP4 on a B200 does the same ({glue:text}`cx_b200_fp4:.0f`). Formats whose bytes
+# crossover; FP4 on a B200 does about the same ({glue:text}`cx_b200_fp4:.0f` at
+# {glue:text}`fp4_bits:.0f` bits a weight, {glue:text}`cx_b200_nvfp4:.0f` counting NVFP4's block scales,
+# {glue:text}`nvfp4_bits:.1f` bits a weight). Formats whose bytes
 # shrink faster than their arithmetic speeds up move it down: llama.cpp's Q4_K reaches the
 # INT8 ridge at {glue:text}`cx_h100_q4:.0f` on an H100. Under llama.cpp an RTX 4090 keeps that
 # order: its F16 weights cross at {glue:text}`cx_4090_f16:.0f` on the FP16-accumulate roof,
@@ -460,6 +482,19 @@ glue("limit_min", min(limits.values()))
 glue("limit_min_chip", min(limits, key=limits.get))
 glue("limit_max", max(limits.values()))
 glue("limit_max_chip", max(limits, key=limits.get))
+glue("n_roofs", len(ROOFS))
+# the same limit for every chip of the chapter, datacenter or not
+all_limits = {c: roofline.context_limit(model, roofline.chip_roof(c).ridge) for c in CHIPS}
+glue("all_limit_min", min(all_limits.values()))
+shortest, longest = min(all_limits, key=all_limits.get), max(all_limits, key=all_limits.get)
+glue_markdown("all_limit_min_chip", shortest + (", whose FP16 peak is derived"
+                                                if fp16_derived[shortest] else ""))
+glue("all_limit_max", all_limits[longest])
+glue("all_limit_max_chip", longest)
+assert longest == dense_fp16.idxmin()  # "whose ridge is the lowest"
+glue("n_chips", len(CHIPS))
+glue_markdown("turn_chips", ", ".join(f"one {c}" for c in capacity.DATACENTER[:-1])
+              + f" and one {capacity.DATACENTER[-1]}")
 # capacity aside so far: what the four H100s can hold
 glue("fit_short", roofline.max_batch(model, group, SHORT_CONTEXT))
 glue("turn_group", roofline.capacity_turn(model, group)["turn_tokens"])
@@ -498,19 +533,24 @@ glue("turn_group", roofline.capacity_turn(model, group)["turn_tokens"])
 
 # %% [markdown]
 # For Llama 3.3 70B on an H100, the batch that reaches the ridge is
-# {glue:text}`b_star:.0f` at context 0, {glue:text}`b_at_half:,.0f` at
+# {glue:text}`b_star:.1f` at context 0, {glue:text}`b_at_half:,.0f` at
 # {glue:text}`half_limit:,d` tokens, {glue:text}`b_at_short:,.0f` at
 # {glue:text}`short_context:,d`, and **no batch at all beyond {glue:text}`limit:,.0f` tokens
 # of context**. That counts arithmetic and bytes only; memory runs out sooner. The group of
 # four GPUs holds only {glue:text}`fit_short:,d` sequences of {glue:text}`short_context:,d`
 # tokens beside the weights, and from {glue:text}`turn_group:,d` tokens on it holds fewer than
-# the ridge needs (chapter 4 finds this turn on every chip). The chips with lower ridge points
-# hold out longer ({glue:text}`limit_max:,.0f` tokens on the {glue:text}`limit_max_chip`),
-# the ones with higher ridge points give up sooner ({glue:text}`limit_min:,.0f` on the
-# {glue:text}`limit_min_chip`), but for every one of them a chat-length context keeps decode
-# memory-bound however many users share the GPU. Batching still pays: it amortises the
+# the ridge needs (chapter 4 finds the same turn on {glue:md}`turn_chips`, with 8-bit weights).
+# Among the {glue:text}`n_roofs:d` datacenter GPUs in the figure below, the chips with lower
+# ridge points hold out longer ({glue:text}`limit_max:,.0f` tokens on the
+# {glue:text}`limit_max_chip`), the ones with higher ridge points give up sooner
+# ({glue:text}`limit_min:,.0f` on the {glue:text}`limit_min_chip`), but for every one of them
+# a chat-length context keeps decode memory-bound however many users share the GPU. Over all
+# {glue:text}`n_chips:d` chips of this chapter the limit runs from
+# {glue:text}`all_limit_min:,.0f` tokens (the {glue:md}`all_limit_min_chip`) to
+# {glue:text}`all_limit_max:,.0f` (the {glue:text}`all_limit_max_chip`, whose ridge is the
+# lowest). Batching still pays: it amortises the
 # weights, which at short context are most of the bytes, and the weight matmuls, taken alone,
-# still turn compute-bound from a batch of {glue:text}`b_star:.0f` at any context. What it
+# still turn compute-bound from a batch of {glue:text}`b_first:d` at any context. What it
 # cannot do is turn a long-context decode step as a whole into a compute-bound one.
 
 # %% tags=["hide-input"]
