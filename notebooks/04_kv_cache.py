@@ -312,11 +312,7 @@ glue("q8_block_bytes", float(kvcache.dtype_bytes("q8_0") * kvcache.KV_BLOCK["q8_
 
 # %% tags=["nbval-ignore-output"]
 allocations = measure.kvalloc.live_compare()
-# the log prints MiB to two decimals, so agreement is to that, not to the byte
-glue_markdown("alloc_sentence", measure.kvalloc.sentence(allocations)
-              if allocations is None or allocations.empty else
-              f"{int(allocations['match'].sum())} of the {len(allocations)} contexts llama.cpp "
-              "built here agree with the formula to the hundredth of a MiB the log resolves.")
+glue_markdown("alloc_sentence", measure.kvalloc.sentence(allocations))
 measure.kvalloc.shown(allocations)
 
 # %% [markdown]
@@ -423,7 +419,7 @@ glue("h100_weights_only", h100_turn["weights_only_crossover"])
 glue("h100_attn_ridge", h100_turn["attention_ridge_flop_per_byte"])
 glue("h100_fits_at_turn", h100_turn["fits_at_turn"])
 # chapter 3's case: 16-bit weights on the 16-bit roof ("about half" in the prose, checked)
-never_16bit = capacity.capacity_turn("Llama-3.3-70B", "H100 SXM", "BF16")["never_beyond_tokens"]
+never_16bit = capacity.roofline_turn("Llama-3.3-70B", "H100 SXM", "BF16")["never_beyond_tokens"]
 glue("h100_never_16bit", never_16bit)
 assert abs(h100_turn["never_beyond_tokens"] / never_16bit - 0.5) < 0.05
 calibrated = {c: capacity.calibrated_turn("Llama-3.3-70B", c) for c in capacity.DATACENTER}

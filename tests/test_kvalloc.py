@@ -64,7 +64,8 @@ def test_formula_matches_llama_cpp_allocation_for_every_shape():
     assert df["match"].all()
     assert set(df["attention"]) == {"MHA", "GQA", "MQA"}
     assert set(df["kv_dtype"]) == {"f16", "q8_0"} and set(df["batch"]) == {1, 2}
-    assert "every one agrees" in kvalloc.sentence(df)
+    assert "every one agrees" in kvalloc.sentence(df) and "to the byte" not in kvalloc.sentence(df)
+    assert "hundredth of a MiB the log resolves" in kvalloc.sentence(df)
 
 
 def test_a_formula_error_would_be_caught(monkeypatch):

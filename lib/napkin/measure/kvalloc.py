@@ -241,11 +241,13 @@ def sentence(df: pd.DataFrame | None) -> str:
                 "is empty; `tests/test_kvalloc.py` runs it wherever llama.cpp is installed.")
     n, ok = len(df), int(df["match"].sum())
     shapes = df["case"].nunique()
-    verdict = "every one agrees to the byte" if ok == n else f"only {ok} agree to the byte"
+    # the log prints MiB to two decimals: agreement is to that, not to the byte
+    verdict = "every one agrees" if ok == n else f"only {ok} agree"
     return (f"Of the {n} contexts llama.cpp built here ({shapes} shapes, "
             f"{', '.join(sorted(df['kv_dtype'].unique()))} caches, batch "
-            f"{' and '.join(str(b) for b in sorted(df['batch'].unique()))}), {verdict}: "
-            f"from {df['llamacpp_bytes'].min() / 2**20:,.2f} MiB to "
+            f"{' and '.join(str(b) for b in sorted(df['batch'].unique()))}), {verdict} with "
+            "the formula to the hundredth of a MiB the log resolves: from "
+            f"{df['llamacpp_bytes'].min() / 2**20:,.2f} MiB to "
             f"{df['llamacpp_bytes'].max() / 2**20:,.2f} MiB.")
 
 
