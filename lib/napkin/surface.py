@@ -210,7 +210,8 @@ def chapter_map(root: Path = ROOT) -> str:
         shown = [f"`{path.replace('/', '.')}.{obj}`" for path, obj in
                  _INCLUDE.findall(source.read_text())]
         counts = pd.Series([u.module for u in uses(source)
-                            if u.module not in _EVERYWHERE]).value_counts()
+                            if u.module not in _EVERYWHERE]).value_counts().sort_index() \
+            .sort_values(ascending=False, kind="stable")  # ties by name, the same every run
         most = [f"`{m}`" for m in counts.index[:3]]
         errata = sorted((root / "lib/napkin/errata").glob(f"ch{page.number:02d}_*.py"))
         lines.append(f"| {page.number} {page.title} | {', '.join(shown) or '-'} | "
