@@ -922,7 +922,6 @@ glue("many_req_lead", req_lead["machine"])
 glue("many_req_lead_tps", req_lead["request_per_user_mid_tok_per_s"])
 glue("many_req_lead_round", req_lead["round_s"])
 glue("many_desk_round", desk["round_s"])
-glue("many_prompt", many.prompt_tokens)
 glue("many_req_order", ", ".join(f"{m} {v:.2f}" for m, v in zip(
     by_request["machine"], by_request["request_per_user_mid_tok_per_s"])))
 glue_markdown("many_req_verdict", f"the {desk['machine']} still serves them fastest"

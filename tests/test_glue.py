@@ -56,3 +56,13 @@ def test_prose_comes_after_the_cell_that_glues_its_numbers(py):
                     for i in cells if opening <= i < glued[key]})
     assert not early, (f"{py.name}: prose uses values glued further down the page (move the "
                        f"glue cell above the prose): {early}")
+
+
+@pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
+def test_each_key_is_glued_once(py):
+    """The book build (-W) fails on a key glued twice; the quick loop says so first."""
+    names = [o["metadata"]["scrapbook"]["name"] for c in load(py)["cells"]
+             if c["cell_type"] == "code" for o in c.get("outputs", [])
+             if o.get("metadata", {}).get("scrapbook")]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    assert not twice, f"{py.name} glues these keys more than once: {twice}"
