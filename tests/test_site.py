@@ -515,8 +515,17 @@ def test_figure_numbers_agree_between_chapters_and_the_figures_page(browser, sit
                 f"{fig['name']} is {fig['label']} in its chapter, " \
                 f"{listed.get(fig['name'])} on the Figures page"
             checked += 1
-    print(f"\n{checked} figure numbers checked in {len(chapters)} chapters")
-    assert checked == len(listed), "the Figures page lists figures no chapter shows"
+    # a page outside the numbered chapters (the readers' page) numbers its figures 1, 2, ...
+    for page in toc.pages(ROOT):
+        if page.number or page.docname == "book/figures":
+            continue
+        visit.open(f"{site_url}{page.docname}.html")
+        for k, fig in enumerate(visit.page.evaluate(FIGURE_LABELS), 1):
+            assert fig["label"] == f"Figure {k}", (page.docname, fig)
+            assert listed.get(fig["name"]) == fig["label"], (page.docname, fig)
+            checked += 1
+    print(f"\n{checked} figure numbers checked in {len(chapters)} chapters and the other pages")
+    assert checked == len(listed), "the Figures page lists figures no page shows"
     visit.close()
 
 

@@ -19,7 +19,7 @@ TABLE = "serving_papers_claims"
 
 
 def table() -> pd.DataFrame:
-    """Every row: the claim's name, who says it, where, the words and the number(s)."""
+    """Every row: the claim's name, who says it, where, the words and the numbers it states."""
     return tables.load(TABLE)
 
 

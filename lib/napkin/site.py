@@ -217,6 +217,20 @@ _NOT_PROSE = (nodes.title, nodes.literal, nodes.reference, nodes.raw, nodes.comm
               addnodes.pending_xref)
 
 
+def _join_text(parent: nodes.Element) -> None:
+    """Join neighbouring text nodes of ``parent`` into one (MyST makes a node of each source
+    line), so a mention written across a line break is read whole."""
+    i = 0
+    while i < len(parent.children) - 1:
+        a, b = parent.children[i], parent.children[i + 1]
+        if isinstance(a, nodes.Text) and isinstance(b, nodes.Text):
+            joined = nodes.Text(str(a) + str(b))
+            parent.remove(b)
+            parent.replace(a, joined)
+        else:
+            i += 1
+
+
 class ChapterReferences(SphinxTransform):
     """Every prose mention of a chapter by number ("chapter 3", "chapters 6 and 8",
     "chapters 6-10") becomes a link to that chapter's page, its number read from
@@ -229,6 +243,8 @@ class ChapterReferences(SphinxTransform):
 
     def apply(self):
         chapters = {p.number: p for p in book_pages(self.app).values() if p.number}
+        for parent in self.document.findall(nodes.TextElement):
+            _join_text(parent)  # a line break in the source splits "chapter" from its number
         linked = 0
         for text in list(self.document.findall(nodes.Text)):
             parent = text.parent

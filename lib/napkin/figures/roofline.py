@@ -54,7 +54,7 @@ def roofline_lines(table: pd.DataFrame, markers: pd.DataFrame,
     # below it sits a screen away from the lines it names
     color = alt.Color("chip:N", title=None, sort=order,
                       scale=alt.Scale(domain=order, range=DISTINCT[:len(order)]),
-                      legend=alt.Legend(orient="top", columns=3, labelLimit=120,
+                      legend=alt.Legend(orient="top", columns=2, labelLimit=150,
                                         symbolStrokeWidth=2, symbolSize=90))
     shape = alt.Shape("chip:N", title=None, sort=order,
                       scale=alt.Scale(domain=order, range=SHAPES[:len(order)]))
@@ -83,8 +83,9 @@ def roofline_lines(table: pd.DataFrame, markers: pd.DataFrame,
         x="intensity:Q", y=alt.value(12), text="short:N")
     return responsive(lines + ridges + rules + text, 380, alt.Title(
         "Every chip's roof, and where decode and prefill sit",
-        subtitle=["below its ridge a chip waits on memory; marker: its ridge point;",
-                  "dotted: a derived peak; click a chip in the legend"]))
+        subtitle=["below its ridge a chip waits on memory;",
+                  "marker: its ridge point; dotted: a derived peak;",
+                  "click a chip in the legend"]))
 
 
 def ridge_dots(table: pd.DataFrame, marks: pd.DataFrame) -> alt.Chart:

@@ -79,7 +79,7 @@ def from_env() -> float | None:
 
 
 def of_device(backend: Backend, gpu_cores: int | None = None) -> Bandwidth:
-    """The vendor bandwidth of the GPU(s) ``backend`` runs on, or :class:`UnknownDevice`.
+    """The vendor bandwidth of the GPUs ``backend`` runs on, or :class:`UnknownDevice`.
     Several identical GPUs read their layers one after another, so one GPU's bandwidth
     bounds a token; different GPUs have no single figure."""
     if not backend.gpu:

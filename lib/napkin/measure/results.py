@@ -123,7 +123,7 @@ class RunnerInfo:
 
     @property
     def device(self) -> str:
-        """The device llama.cpp computes on: the GPU(s), or "CPU"."""
+        """The device llama.cpp computes on: its GPUs, or "CPU"."""
         return ", ".join(self.devices) if self.devices else "CPU"
 
     def to_dict(self) -> dict:
