@@ -160,7 +160,8 @@ glue("be_b200", be_batch["2 x B200"])
 # - Of the desk machines, {glue:md}`lvl_desk_ok` (bought and used {glue:text}`hours:.0f` h
 #   a day for {glue:text}`life:.0f` years; a graphics card whose host computer is not
 #   priced); the others miss the level ([why](#sec-cost-service)).
-# - One user at a time, every way costs more than the dearest API provider's blended
+# - One user at a time, every way of getting a token (a machine, and whether it is bought
+#   or rented) costs more than the dearest API provider's blended
 #   price. The dearest single stream bought or rented on demand is {glue:text}`one_dearest`'s
 #   ({glue:text}`one_dearest_usd:.0f` dollars per million, bought and used
 #   {glue:text}`hours:.0f` h a day for {glue:text}`life:.0f` years), and a stream rented on
