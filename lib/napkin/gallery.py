@@ -18,7 +18,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from . import exports, toc
+from . import exports, prose, toc
 
 FIGURES_DIR = "figures"
 
@@ -116,7 +116,11 @@ class FigureGallery(SphinxDirective):
         base_url = self.config.html_baseurl or ""
         to_root = "../" * self.env.docname.count("/")
         chapters = {p.number: p.docname for p in toc.chapters(root)}
-        count = nodes.paragraph(text=f"{len(figures)} figures in {len(groups)} chapters, "
+        in_chapters = len({f["docname"] for f in figures if f["chapter_number"]})
+        others = len(groups) - in_chapters
+        where = f"{in_chapters} chapters" + (f" and {prose.count(others, 'other page')}"
+                                             if others else "")
+        count = nodes.paragraph(text=f"{len(figures)} figures in {where}, "
                                      f"version {version['commit']} ({version['date']}).")
         contents = nodes.bullet_list(classes=["napkin-gallery-contents"])
         sections = []

@@ -174,6 +174,7 @@ def api_display(table: pd.DataFrame, package: str, chapters_url: str = "../noteb
                         {"name": "Name", "kind": "Kind", "summary": "What it is",
                          "pages": "Read in"})
     about = _summary(importlib.import_module(package)).split(". ")[0].rstrip(".")
+    about = about.removeprefix(f"{package.split('.')[-1]}: ")  # "napkin: the arithmetic ..."
     out.styler.set_caption(f"<code>{escape(package)}</code>: {escape(about)}")
     return out
 
