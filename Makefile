@@ -69,7 +69,7 @@ book: $(STAMP) $(INPUTS_STAMP)
 
 check: $(STAMP)
 	@echo "==> [check] library, data, notebook pairing, glue keys and lint (no llama.cpp, no book build)"
-	@$(PY) -m pytest tests -m "not slow and not browser and not site" -q
+	@$(PY) -m pytest tests -m "not slow and not browser and not site" -q -n 2
 
 test: $(STAMP)
 	@echo "==> [test 1/3] library, data and notebook pairing, llama.cpp included"

@@ -45,7 +45,13 @@ def test_the_verdict_test_catches_a_typed_verdict():
     assert isinstance(_finding_keywords(fake)["verdict"], ast.Constant)
 
 
-@pytest.mark.parametrize("name", [n for n in CHECKS if errata.claims_checked(n)])
+#: Checks that run a chapter's simulation (seconds each, twice here): in `make test`, not in
+#: the quick loop.
+SIMULATING = {"chunk_budget_dial"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SIMULATING
+                                  else n for n in CHECKS if errata.claims_checked(n)])
 def test_every_check_reads_the_essays_numbers_when_it_runs(name, monkeypatch):
     """Halving every number the essay states must show up in what the check says it says."""
     before = CHECKS[name]()
