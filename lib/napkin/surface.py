@@ -15,6 +15,7 @@ import re
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -48,18 +49,13 @@ def public_names(module: str) -> list[str]:
     return list(getattr(importlib.import_module(module), "__all__", []))
 
 
-class Use(tuple):
+class Use(NamedTuple):
     """(page, module, name, line): ``name`` of ``module`` read at ``line`` of ``page``."""
 
-    __slots__ = ()
-
-    def __new__(cls, page: str, module: str, name: str, line: int):
-        return super().__new__(cls, (page, module, name, line))
-
-    page = property(lambda self: self[0])
-    module = property(lambda self: self[1])
-    name = property(lambda self: self[2])
-    line = property(lambda self: self[3])
+    page: str
+    module: str
+    name: str
+    line: int
 
 
 def _chain(node: ast.Attribute) -> list[str] | None:
