@@ -172,6 +172,70 @@ def test_a_measurement_already_accepted_is_refused(good, tmp_path):
     assert p.field == "measured_at" and "already accepted as data/readers/first.json" in p.message
 
 
+def napkin_cli(*args: str, cwd: Path = ROOT, env: dict | None = None):
+    """``python -m napkin ARGS`` as a reviewer types it, in a shell (so ``*.json`` globs)."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    line = " ".join([shlex.quote(sys.executable), "-m", "napkin", *args])
+    return subprocess.run(line, shell=True, cwd=cwd, capture_output=True, text=True,
+                          env=os.environ | (env or {}))
+
+
+def test_the_documented_reviewer_command_passes_on_the_books_data():
+    """CONTRIBUTING's command, exactly as it is written there, over ``data/readers/``."""
+    command = "python -m napkin results check data/readers/*.json"
+    assert f"`{command}`" in (ROOT / "CONTRIBUTING.md").read_text()
+    done = napkin_cli(*command.split()[3:])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().endswith("valid")
+
+
+def test_a_pull_request_adding_a_submission_passes_and_a_true_duplicate_fails(good, tmp_path):
+    """A copy of ``data/`` (its readers' folder copied, the rest linked) gains a new reader's
+    file, checked as a pull request is; then the same measurement under a second name."""
+    import shutil
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for item in (ROOT / "data").iterdir():
+        if item.name != "readers":
+            (data / item.name).symlink_to(item)
+    shutil.copytree(ACCEPTED, data / "readers")
+    new = data / "readers" / submission.file_name(good)
+    new.write_text(json.dumps(good, indent=1))
+    env = {"NAPKIN_DATA": str(data)}
+    done = napkin_cli("results", "check", "data/readers/*.json", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == f"{len(list(ACCEPTED.glob('*.json'))) + 1} files valid"
+    twin = new.with_name("2026-12-02-" + new.name.split("-", 3)[3])
+    twin.write_text(json.dumps(good | {"shared_on": "2026-12-02"}))
+    done = napkin_cli("results", "check", "data/readers/*.json", cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 2 and all("measured_at: the same measurement is already" in x
+                                   for x in lines), done.stdout
+    assert f"as data/readers/{twin.name}" in lines[0] or f"as data/readers/{twin.name}" in lines[1]
+
+
+def test_an_accepted_file_is_not_its_own_duplicate_through_another_path(good, tmp_path):
+    """The same file spelled through a symlink, or the same entry in another checkout."""
+    accepted = tmp_path / "accepted"
+    accepted.mkdir()
+    (accepted / "first.json").write_text(json.dumps(good))
+    (tmp_path / "link").symlink_to(accepted)
+    assert check.check_file(tmp_path / "link" / "first.json", accepted) == []
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / "first.json").write_text(json.dumps(good))
+    assert check.check_file(clone / "first.json", accepted) == []
+    (clone / "second.json").write_text(json.dumps(good))
+    [p] = check.check_file(clone / "second.json", accepted)
+    assert "already accepted as data/readers/first.json" in p.message
+
+
 def test_missing_file_and_several_files(good, tmp_path, capsys):
     ok = tmp_path / "ok.json"
     ok.write_text(json.dumps(good))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 import re
 import socket
 from dataclasses import dataclass
@@ -187,11 +188,26 @@ def fingerprint(doc: dict) -> tuple:
                                        tuple(r["prefill"]["samples"])) for r in doc["runs"]))
 
 
+def _is_itself(path: Path, accepted: Path) -> bool:
+    """Whether the accepted file ``accepted`` is the file being checked, ``path``: the same
+    file on disk (however the path is spelled: a symlink, another letter case on macOS), or
+    an accepted entry of the same name and bytes seen through another checkout's
+    ``data/readers/`` (a virtual environment made in one clone and used from another)."""
+    try:
+        if path.exists() and os.path.samefile(path, accepted):
+            return True
+        return path.name == accepted.name and path.read_bytes() == accepted.read_bytes()
+    except OSError:
+        return False
+
+
 def _duplicates(doc: dict, name: str, accepted: Path) -> list[Problem]:
+    """An accepted file that holds the same measurement under another name. A file is never
+    its own duplicate; two different accepted files with one measurement are."""
     me = fingerprint(doc)
-    here = Path(name).resolve()
+    here = Path(name)
     for other in sorted(Path(accepted).glob("*.json")):
-        if other.resolve() == here:
+        if _is_itself(here, other):
             continue
         theirs, problems = load(other)
         try:
