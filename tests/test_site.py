@@ -671,11 +671,12 @@ def bare_chapter_mentions(soup) -> list[str]:
     found = []
     for text in _article(soup).find_all(string=MENTION):
         parents = list(text.parents)
-        if any(p.name in NOT_PROSE for p in parents) or any(
+        in_table = any(p.name in ("td", "th") for p in parents)
+        if any(p.name in NOT_PROSE for p in parents) or not in_table and any(
                 "cell_output" in (p.get("class") or []) and p.find("figure") is None
-                for p in parents):  # a notebook's output, but for its figures' captions
+                for p in parents):  # a notebook's output, but its figures' captions and tables
             continue
-        if any(p.name in ("p", "li", "dd", "td", "figcaption") for p in parents):
+        if any(p.name in ("p", "li", "dd", "td", "th", "figcaption") for p in parents):
             found += [m.group(0) for m in MENTION.finditer(text)]
     return found
 
@@ -707,8 +708,10 @@ def test_the_bare_mention_check_finds_one():
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup('<main><p>As chapter 3 shows, and <a href="x">chapter 4</a> too.'
-                         '</p><pre>chapter 5</pre></main>', "html.parser")
-    assert bare_chapter_mentions(soup) == ["chapter 3"]
+                         '</p><pre>chapter 5</pre><div class="cell_output"><p>chapter 6</p>'
+                         '<table><tr><td>chapter 8\'s: quartiles</td></tr></table></div>'
+                         '</main>', "html.parser")
+    assert bare_chapter_mentions(soup) == ["chapter 3", "chapter 8"]
 
 
 @pytest.mark.site

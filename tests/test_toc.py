@@ -145,3 +145,44 @@ def test_every_essay_claim_has_its_checks_and_the_table_links_them():
     fails = checked[~checked["conclusion_holds"]]
     assert set(fails["claim"]) == set(list(errata.CHECKS.values())[1].claims) != set()
     assert html.count("the conclusion fails") == len(fails)
+
+
+def test_joining_a_paragraphs_lines_keeps_repeated_phrases_in_place():
+    """Chapter 4 once read "room for 11 sequences of gpt-oss-20b": docutils finds a child to
+    remove or replace by equality, so joining lines moved a repeated " sequences of " to the
+    first place it stood. The join rebuilds the children by position."""
+    from docutils import nodes
+
+    from napkin import site
+
+    para = nodes.paragraph()
+    for child in [nodes.Text("room for "), nodes.inline("11", "11"), nodes.Text(" sequences of"),
+                  nodes.inline("4,096", "4,096"), nodes.Text(" tokens; an H100 holds"),
+                  nodes.Text(" "), nodes.inline("20", "20"), nodes.Text(" sequences of"),
+                  nodes.Text(" gpt-oss-20b but "), nodes.inline("4", "4"),
+                  nodes.Text(" sequences of"), nodes.Text(" Llama")]:
+        para += child  # MyST: a text node per source line, glued values as inline nodes
+    before = para.astext()
+    site._join_text(para)
+    assert para.astext() == before
+    assert not any(isinstance(a, nodes.Text) and isinstance(b, nodes.Text)
+                   for a, b in zip(para.children, para.children[1:]))
+    last = para.children[-1]
+    site._replace_by_identity(para, last, [nodes.Text(str(last) + " 3.1")])
+    assert para.astext() == before + " 3.1"
+
+
+def test_a_notebook_table_links_its_mentions_of_a_chapter():
+    class Page:
+        def __init__(self, docname):
+            self.docname = docname
+
+    chapters = {8: Page("notebooks/08_what_to_buy")}
+    html = ('<table id="T_x"><tr><th>band</th></tr><tr><td>chapter 8\'s: quartiles</td></tr>'
+            '<tr><td>chapter 8</td></tr></table>')
+    from napkin import site
+
+    linked, count = site.table_links(html, "notebooks/11_cost_and_energy", chapters)
+    assert count == 2
+    assert linked.count('href="../notebooks/08_what_to_buy.html">chapter 8</a>') == 2
+    assert linked.startswith('<table id="T_x"><tr><th>band</th>')

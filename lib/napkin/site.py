@@ -199,6 +199,28 @@ def caption_links(html: str, texts, docname: str, pages: dict) -> str:
     return head + sep + tail
 
 
+_TABLE_TEXT = re.compile(r">([^<>]+)<")
+
+
+def table_links(html: str, docname: str, chapters: dict) -> tuple[str, int]:
+    """A notebook's HTML table with each mention of a chapter in its cells' text linked to
+    that chapter's page, as the prose is (a table is raw HTML, which the transform above
+    does not read); how many were linked."""
+    count = 0
+
+    def href(number: int) -> str:
+        nonlocal count
+        if number not in chapters:
+            logger.warning("a table on %s mentions chapter %s, which _toc.yml does not have",
+                           docname, number)
+            return "#"
+        count += 1
+        return relative_uri(docname, chapters[number].docname)
+
+    linked = _TABLE_TEXT.sub(lambda m: ">" + toc.link_mentions(m.group(1), href) + "<", html)
+    return linked, count
+
+
 def relative_uri(from_doc: str, to_doc: str) -> str:
     """The link from one page of the site to another (``../book/figures.html``)."""
     return "../" * from_doc.count("/") + f"{to_doc}.html"
@@ -219,16 +241,25 @@ _NOT_PROSE = (nodes.title, nodes.literal, nodes.reference, nodes.raw, nodes.comm
 
 def _join_text(parent: nodes.Element) -> None:
     """Join neighbouring text nodes of ``parent`` into one (MyST makes a node of each source
-    line), so a mention written across a line break is read whole."""
-    i = 0
-    while i < len(parent.children) - 1:
-        a, b = parent.children[i], parent.children[i + 1]
-        if isinstance(a, nodes.Text) and isinstance(b, nodes.Text):
-            joined = nodes.Text(str(a) + str(b))
-            parent.remove(b)
-            parent.replace(a, joined)
+    line), so a mention written across a line break is read whole. The children are rebuilt
+    by position: docutils finds a child to remove or replace by equality, and a text node
+    equals any other of the same words, so ``remove``/``replace`` would move a repeated
+    phrase ("sequences of") to another place in the paragraph."""
+    joined: list[nodes.Node] = []
+    for child in parent.children:
+        if joined and isinstance(child, nodes.Text) and isinstance(joined[-1], nodes.Text):
+            joined[-1] = nodes.Text(str(joined[-1]) + str(child))
         else:
-            i += 1
+            joined.append(child)
+    if len(joined) != len(parent.children):
+        parent[:] = joined
+
+
+def _replace_by_identity(parent: nodes.Element, old: nodes.Node, new: list[nodes.Node]) -> None:
+    """``old`` replaced by ``new`` at its own position (see :func:`_join_text` for why not
+    ``parent.replace``)."""
+    at = next(i for i, child in enumerate(parent.children) if child is old)
+    parent[at:at + 1] = new
 
 
 class ChapterReferences(SphinxTransform):
@@ -253,8 +284,15 @@ class ChapterReferences(SphinxTransform):
                 continue
             new, count = self._link(str(text), chapters, parent)
             if count:
-                parent.replace(text, new)
+                _replace_by_identity(parent, text, new)
                 linked += count
+        for raw in self.document.findall(nodes.raw):
+            if raw.get("format") == "html" and "<table" in raw.astext():
+                html, count = table_links(raw.astext(), self.env.docname, chapters)
+                if count:
+                    _replace_by_identity(raw.parent, raw, [nodes.raw(
+                        text=html, format="html", classes=raw.get("classes", []))])
+                    linked += count
         if linked:
             self.env.note_dependency(str(Path(self.env.srcdir) / "_toc.yml"))
         self.env.napkin_chapter_links = getattr(self.env, "napkin_chapter_links", {})
