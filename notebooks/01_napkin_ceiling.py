@@ -437,6 +437,8 @@ tables.styled(measure.frame(live), "live-table", {
 
 # %% [markdown]
 # {glue:md}`live_sentence`
+#
+# Readers' machines, measured so and shared, are on the {doc}`readers' page <../book/readers>`.
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 napkin.Figure(

@@ -18,6 +18,29 @@
 # %% [markdown]
 # # The gap on one box
 #
+# ```{admonition} In one minute
+# :class: tip
+# - The essay's pair, {glue:text}`essay_pp:,.0f` against {glue:text}`essay_tg:.2f` tokens/s
+#   of gpt-oss-120b, could not be traced in any copy of the benchmark read, but the gap is
+#   real: the file's own empty-context pairs give {glue:text}`gap_first:.1f`x,
+#   {glue:text}`gap_mid:.1f`x and {glue:text}`gap_last:.1f`x
+#   ([the pairs, build by build](#fig-spark-pair)).
+# - The petaFLOP counts sparse FP4. At dense FP16 DGX Spark has
+#   {glue:text}`h100_fp16_share:.1%` of an H100 SXM's peak
+#   ([its peaks against other chips'](#spark-peer-peaks)).
+# - Prefill uses at most {glue:text}`peta_frac_oss_max:.1%` of the petaFLOP, while decode
+#   runs at {glue:text}`decode_share_min:.0%` to {glue:text}`decode_share_max:.0%` of the
+#   ceiling its bandwidth sets ([prefill against the peaks](#fig-spark-prefill-flops)).
+# - Prefill loses the larger share of its speed with context in
+#   {glue:text}`share_pp_falls_more:.0%` of the cases measured, so the gap narrows with
+#   depth, to {glue:text}`gap_deep:.1f`x at the deepest point of the newest build
+#   ([the gap against depth](#fig-spark-ratio-depth)).
+# - Discrete GPUs show gaps as large: on the one test every family ran, DGX Spark's is
+#   {glue:text}`spark_l_gap:.1f`x and the median discrete GPU's {glue:text}`gpu_l_median:.1f`x.
+#   What sets DGX Spark apart is slow decode: {glue:text}`gpus_faster_tg:.0%` of the discrete
+#   GPU runs decode faster ([like for like](#fig-spark-like-for-like)).
+# ```
+#
 # **What this chapter does.** NVIDIA's DGX Spark pairs a great deal of arithmetic on paper
 # ({glue:text}`spark_fp4:,.0f` TFLOPS of *sparse FP4*, in NVIDIA's words) with
 # {glue:text}`spark_bw:.0f` GB/s of memory bandwidth and {glue:text}`spark_gib:.0f` GiB of

@@ -44,6 +44,25 @@ def test_paired_and_in_sync(py):
         f"{py.name} and {ipynb.name} differ: run `make sync` after editing the .py"
 
 
+CHAPTERS = [p for p in SOURCES if p.parent.name == "notebooks"]
+BOX = "```{admonition} In one minute"
+
+
+@pytest.mark.parametrize("py", CHAPTERS, ids=lambda p: p.stem)
+def test_every_chapter_opens_with_its_in_one_minute_box(py):
+    """The first words after a chapter's title are its "In one minute" box (a merge once
+    dropped chapter 2's, and no test noticed). Code cells may come first: they show nothing."""
+    prose = [line for c in jupytext.read(py).cells if c.cell_type == "markdown"
+             for line in c.source.splitlines() if line.strip()]
+    assert prose and prose[0].startswith("# "), f"{py.name} does not open with its title"
+    assert len(prose) > 1 and prose[1].strip() == BOX, (
+        f"{py.name}: the title is followed by {prose[1][:60]!r}, not its \"In one minute\" "
+        "box (```{admonition} In one minute, :class: tip, three to six findings)")
+    body = prose[2:prose.index("```", 2)] if "```" in prose[2:] else []
+    items = [line for line in body if line.startswith("- ")]
+    assert 3 <= len(items) <= 6, f"{py.name}: the box holds {len(items)} findings, not 3 to 6"
+
+
 @pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
 def test_outputs_are_stored(py):
     cells = code_cells(load(py))
