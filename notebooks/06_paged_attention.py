@@ -76,9 +76,9 @@
 # memory-bound, a bigger batch costs only its extra cache reads, so tokens per second grow
 # with it, nearly in proportion while the batch's cache is small beside the weights and
 # well below it once the cache rivals them, as it does in the paper's setting below. (This is the roofline of the chapter on the H100's ridge point,
-# `napkin.roofline.roofline_step_seconds`; chapter 7's serving engine is timed by chapter 9's
-# calibrated step instead, which is this roofline when every peak is reached in full and
-# nothing else is paid.)
+# and the book has one step engine: it is chapter 9's step model with every peak reached in
+# full and nothing else paid, `napkin.predict.totals.step_model` with `ROOFLINE`; chapter 7's
+# serving engine is timed by the same step with the published calibration.)
 
 # %% tags=["remove-cell"]
 import numpy as np

@@ -28,7 +28,7 @@ from napkin.predict.calibration import ROOFLINE
 from napkin.prose import glue, glue_markdown
 from napkin.serving import capacity
 from napkin.serving import chapter as sv
-from napkin.serving.cost import step_model
+from napkin.predict.totals import step_model
 from napkin.serving.disagg import transfer_seconds
 from napkin.serving.runs import longest_freeze
 from napkin.units import GB, GiB, KiB
@@ -191,7 +191,7 @@ glue("n_cluster_seeds", len(S.cluster_seeds))
 # and $g$ the query heads sharing each KV head; the step's time is equation
 # {eq}`eq-val-step` of that work, which adds the all-reduces of $n$ tokens' activations and
 # the fixed costs of the model's layers and of the $r$ sequences. The simulation prices
-# nothing on its own: `napkin.serving.cost` hands the totals to `napkin.predict.step.cost`
+# nothing on its own: `napkin.predict.totals` hands the totals to `napkin.predict.step.cost`
 # with the published calibration and the typical serving stack.
 
 # %% tags=["remove-cell"]

@@ -11,6 +11,8 @@ import pytest
 from napkin import deployment, papers, roofline, workloads
 from napkin.kvpaging import buddy, engine, memory, result
 from napkin.kvpaging import chapter as ch
+from napkin.predict.calibration import ROOFLINE
+from napkin.predict.totals import step_model
 from napkin.units import GiB
 
 SMALL = dict(capacity_tokens=700, max_len=256)
@@ -255,24 +257,28 @@ def test_step_seconds_is_a_roofline():
     d = ch.h100_deployment()
     bw, flops_per_s = d.roof.bandwidth_bytes_per_s, d.roof.flops_per_s
     # one decode token against 1,000 cached tokens: bytes dominate
-    t = roofline.roofline_step_seconds(d.model, d.roof, 1, 1000, 1001)
+    clock = step_model(d, ROOFLINE)
+    t = float(clock.seconds(1, 1000, 1001, 1)[0])
     assert t == pytest.approx((d.model.weight_bytes + 1000 * 327_680) / bw)
-    # a 4,096-token prompt: FLOPs dominate
+    # a 4,096-token prompt: FLOPs dominate, the weights' matmuls in their FP8 and attention
+    # in the 16-bit arithmetic of its 16-bit cache, as chapters 7 and 9 count it
     pairs = 4096 * 4097 // 2
-    t = roofline.roofline_step_seconds(d.model, d.roof, 4096, 0, pairs)
-    flops = 2 * d.model.params * 4096 + 4 * 80 * 64 * 128 * pairs
-    assert t == pytest.approx(flops / flops_per_s)
-    assert flops / flops_per_s > d.model.weight_bytes / bw
+    t = float(clock.seconds(4096, 0, pairs, 1)[0])
+    matmul, attention = 2 * d.model.params * 4096, 4 * 80 * 64 * 128 * pairs
+    fp16 = roofline.chip_roof(ch.SETTING.h100_chip, "fp16").flops_per_s
+    assert t == pytest.approx(matmul / flops_per_s + attention / fp16)
+    assert matmul / flops_per_s > d.model.weight_bytes / bw
 
 
 def test_the_clock_is_the_books_one_roofline_of_a_step():
-    """Each step of a run costs what napkin.roofline.roofline_step_seconds (chapter 7's too) says."""
+    """Each step of a run costs what the book's one step model, at ROOFLINE, says (the step
+    that times chapter 7's engine too)."""
     d = ch.paper_deployment()
     res = engine.simulate(ch.SETTING.requests(n=60), "paged", d.kv_capacity_tokens, 2048)
     tl = result.timed(res, d)
     decode = tl["running"] - tl["admitted"]
-    expect = roofline.roofline_step_seconds(d.model, d.roof, decode + tl["prefill_tokens"],
-                                   tl["context_tokens"], tl["attended_pairs"])
+    expect = step_model(d, ROOFLINE).seconds(decode + tl["prefill_tokens"], tl["context_tokens"],
+                                             tl["attended_pairs"], tl["running"])
     assert np.array_equal(tl["step_s"].to_numpy(), np.asarray(expect))
     assert tl["time_s"].iloc[1] == tl["step_s"].iloc[0]
 

@@ -15,7 +15,7 @@ from napkin.predict import step as predict_step
 from napkin.predict.calibration import ROOFLINE, calibrated
 from napkin.serving import capacity, chapter as sv
 from napkin.serving import disagg, engine, runs, traffic as tf
-from napkin.serving.cost import step_model
+from napkin.predict.totals import step_model
 
 
 @pytest.fixture(scope="module")
@@ -52,74 +52,64 @@ def test_attention_pairs_of_chunks_add_up_to_the_whole_prompt():
     assert roofline.attention_pairs(starts, np.minimum(1000, n - starts), w).sum() == capped
 
 
-def test_mixed_step_is_the_decode_step_when_it_only_decodes():
+def test_step_work_is_the_decode_steps_when_it_only_decodes():
     model, roof = roofline.llama_3_3_70b(), roofline.chip_roof("H100 SXM")
-    step = roofline.mixed_step(model, roof, decode_contexts=[4096] * 16)
-    # the new token attends to itself too: decode_step counts 4,096 keys, mixed_step 4,097
-    assert step.flops == pytest.approx(roofline.decode_step(model, roof, 16, 4097).flops)
-    assert step.bytes == pytest.approx(roofline.decode_step(model, roof, 16, 4096).bytes)
-    assert step.seconds == pytest.approx(roofline.decode_step(model, roof, 16, 4096).seconds,
-                                         rel=1e-3)
-    assert step.bound == "memory"
+    work = roofline.step_work(model, decode_contexts=[4096] * 16)
+    # the new token attends to itself too: decode_step counts 4,096 keys, step_work 4,097
+    assert work.flops == pytest.approx(roofline.decode_step(model, roof, 16, 4097).flops)
+    assert model.weight_bytes + work.kv_bytes == pytest.approx(
+        roofline.decode_step(model, roof, 16, 4096).bytes)
 
 
-def test_mixed_step_prefill_is_compute_bound_and_chunking_keeps_the_flops():
-    model, roof = roofline.llama_3_3_70b(), roofline.chip_roof("H100 SXM")
-    whole = roofline.mixed_step(model, roof, prefill=[(0, 8192)])
-    assert whole.bound == "compute" and whole.kv_bytes == 0
-    parts = [roofline.mixed_step(model, roof, prefill=[(s, 2048)]) for s in range(0, 8192, 2048)]
+def test_chunking_a_prompt_keeps_its_flops_and_rereads_its_cache():
+    model = roofline.llama_3_3_70b()
+    whole = roofline.step_work(model, prefill=[(0, 8192)])
+    assert whole.kv_bytes == 0
+    parts = [roofline.step_work(model, prefill=[(s, 2048)]) for s in range(0, 8192, 2048)]
     assert sum(p.flops for p in parts) == pytest.approx(whole.flops)
     assert sum(p.kv_bytes for p in parts) > 0      # later chunks re-read the earlier ones
-    assert sum(p.seconds for p in parts) >= whole.seconds
 
 
-def test_mixed_step_honours_windows_and_agrees_with_the_linear_form():
+def test_step_work_honours_windows():
     cfg = catalog.config("gpt-oss-20b")
     model = roofline.Model.from_config(cfg, "gpt-oss-20b", params=catalog.params(
         "gpt-oss-20b", active=True))
-    roof = roofline.chip_roof("H100 SXM")
-    with pytest.raises(ValueError, match="windowed"):
-        roofline.step_cost(model, roof)
-    short = roofline.mixed_step(model, roof, decode_contexts=[100])
-    long = roofline.mixed_step(model, roof, decode_contexts=[100_000])
+    short = roofline.step_work(model, decode_contexts=[100])
+    long = roofline.step_work(model, decode_contexts=[100_000])
     # only the full-attention layers keep growing beyond the window
     from napkin import kvcache
     form = kvcache.linear_form(cfg)
     grow = (long.kv_bytes - short.kv_bytes) / model.kv_dtype_bytes
     assert grow == pytest.approx(form.full_elements_per_token * (100_000 - 100)
                                  + form.windowed_elements_per_token * (form.window - 100))
-    # without windows the aggregate form and the exact one agree
-    llama = roofline.llama_3_3_70b()
-    step = roofline.mixed_step(llama, roof, prefill=[(1000, 512), (0, 300)],
-                               decode_contexts=[10, 5000])
-    tokens, kv = 512 + 300 + 2, 1000 + 10 + 5000
-    pairs = 512 * 1000 + 512 * 513 // 2 + 300 * 301 // 2 + 11 + 5001
-    assert float(roofline.roofline_step_seconds(llama, roof, tokens, kv, pairs)) == \
-        pytest.approx(step.seconds)
 
 
-def test_mixed_step_bad_input():
-    model, roof = roofline.llama_3_3_70b(), roofline.chip_roof("H100 SXM")
+def test_step_work_bad_input():
+    model = roofline.llama_3_3_70b()
     with pytest.raises(ValueError, match="at least one"):
-        roofline.mixed_step(model, roof)
+        roofline.step_work(model)
     with pytest.raises(ValueError, match="prefill chunk"):
-        roofline.mixed_step(model, roof, prefill=[(0, 0)])
+        roofline.step_work(model, prefill=[(0, 0)])
     with pytest.raises(ValueError, match="decode context"):
-        roofline.mixed_step(model, roof, decode_contexts=[-1])
+        roofline.step_work(model, decode_contexts=[-1])
 
 
-def test_the_roofline_calibration_is_chapter_6s_roofline(server):
-    """With every efficiency 1 and nothing else paid, the serving step is the plain roofline
-    chapter 6's engine is timed by; the published calibration costs more."""
+def test_the_roofline_calibration_is_the_plain_roofline(server):
+    """With every efficiency 1 and nothing else paid, the book's one step model is the plain
+    roofline, the slower of all the FLOPs and all the bytes (chapter 6's clock); the published
+    calibration costs more."""
     plain = step_model(server, ROOFLINE)
     tokens, kv, pairs = 4096, 10_000, 4096 * 4097 // 2 + 10_000
+    m, roof = server.model, server.roof
+    flops = 2 * m.params * tokens + 2 * m.query_groups * pairs * (
+        2 * m.config["num_hidden_layers"] * m.config["num_key_value_heads"]
+        * m.config["hidden_size"] // m.config["num_attention_heads"])
+    n_bytes = m.weight_bytes + kv * m.kv_bytes_per_token()
     assert float(plain.seconds(tokens, kv, pairs, 3)[0]) == pytest.approx(
-        float(roofline.roofline_step_seconds(server.model, server.roof, tokens, kv, pairs)), rel=1e-12)
+        max(flops / roof.flops_per_s, n_bytes / roof.bandwidth_bytes_per_s), rel=1e-12)
     assert float(step_model(server).seconds(tokens, kv, pairs, 3)[0]) > \
         float(plain.seconds(tokens, kv, pairs, 3)[0])
 
-
-# -- the simulation ---------------------------------------------------------------------------
 
 def _runs(traffic, server):
     return [runs.simulate(traffic, server, "prefill_first", compose=True),

@@ -2,10 +2,11 @@
 
 A :class:`Result` holds the memory in tokens at every step; its shares are averaged over the
 *window*, from the first finish to the last admission, when the engine is full and turning
-over. :func:`timed` puts a roofline clock on the steps (:func:`napkin.roofline.roofline_step_seconds`,
-which chapter 7's serving engine gets back from chapter 9's step model with every efficiency
-at 1), so the batch that memory allows becomes tokens per second on a
-:class:`napkin.deployment.Deployment`. Chapter 6 uses both.
+over. :func:`timed` puts a roofline clock on the steps: the book's one step model
+(:func:`napkin.predict.totals.step_model`, which times chapter 7's serving engine too) with
+every efficiency at 1 (:data:`~napkin.predict.calibration.ROOFLINE`), so the batch that memory
+allows becomes tokens per second on a :class:`napkin.deployment.Deployment`. Chapter 6 uses
+both.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .. import roofline
 from ..deployment import Deployment
+from ..predict.calibration import ROOFLINE
+from ..predict.totals import step_model
 from .memory import CATEGORIES, LABELS
 
 __all__ = ["Result", "throughput", "timed"]
@@ -70,8 +72,8 @@ def timed(result: Result, d: Deployment) -> pd.DataFrame:
     since the start)."""
     tl = result.timeline
     decode = tl["running"] - tl["admitted"]
-    secs = roofline.roofline_step_seconds(d.model, d.roof, decode + tl["prefill_tokens"],
-                                 tl["context_tokens"], tl["attended_pairs"])
+    secs = step_model(d, ROOFLINE).seconds(decode + tl["prefill_tokens"], tl["context_tokens"],
+                                           tl["attended_pairs"], tl["running"])
     return tl.assign(step_s=secs, time_s=np.cumsum(secs) - secs)
 
 

@@ -32,12 +32,20 @@ def roof(record: dict):
                 flops_kind=record["kernel"]["kind"])
 
 
-def predicted_seconds(record: dict, tokens: int, depth: int, which: str = "model") -> float:
+def _step(record: dict, tokens: int, depth: int, which: str = "model"):
     """The roofline's step of ``tokens`` tokens after ``depth`` cached ones on this machine's
-    measured roof: the weights read once, the cache read once, the FLOPs of every token."""
-    from ..roofline import mixed_step
+    measured roof: the book's one step model at :data:`~napkin.predict.ROOFLINE` (the weights
+    read once, the cache read once, the FLOPs of every token)."""
+    from ..predict import ROOFLINE, step
+    from ..predict.engines import on_roof
 
-    return mixed_step(_model(record, which), roof(record), prefill=[(depth, tokens)]).seconds
+    c = on_roof(_model(record, which), roof(record))
+    return step.cost(c, step.prefill_work(c, 1, tokens, depth), ROOFLINE)
+
+
+def predicted_seconds(record: dict, tokens: int, depth: int, which: str = "model") -> float:
+    """Seconds of :func:`_step`."""
+    return float(_step(record, tokens, depth, which).seconds[0])
 
 
 def frame(record: dict | None) -> pd.DataFrame:
@@ -47,16 +55,14 @@ def frame(record: dict | None) -> pd.DataFrame:
             "predicted_s", "predicted_relative", "predicted_bound"]
     if record is None:
         return pd.DataFrame(columns=cols)
-    from ..roofline import mixed_step
-
-    m, r = _model(record), roof(record)
     rows = []
     for p in record["points"]:
-        step = mixed_step(m, r, prefill=[(p["depth"], p["tokens"])])
-        one = mixed_step(m, r, prefill=[(p["depth"], 1)])
-        rows.append({**{k: p[k] for k in cols[:6]}, "predicted_s": step.seconds,
-                     "predicted_relative": step.seconds / one.seconds,
-                     "predicted_bound": step.bound})
+        step = _step(record, p["tokens"], p["depth"])
+        one = predicted_seconds(record, 1, p["depth"])
+        seconds = float(step.seconds[0])
+        rows.append({**{k: p[k] for k in cols[:6]}, "predicted_s": seconds,
+                     "predicted_relative": seconds / one,
+                     "predicted_bound": str(step.bound[0])})
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -319,31 +319,52 @@ class Constants:
         return len(self.tp)
 
 
+def on_roof(model: roofline.Model, roof: roofline.Roof) -> Constants:
+    """The step constants of ``model`` on one device of ``roof``, a roof the specs table need
+    not hold (a reader's machine as measured: llama.cpp's prefill rate and the memory probe):
+    nothing shared between chips, attention at the roof's own rate, and no cache budget (a
+    step's cost needs none). Chapter 10 prices its live steps with it."""
+    moe = layout(model.config)
+    total = param_counts(model.config)[0] if moe else model.params
+    row = _step_constants(model, roof, model.weight_bytes / total, moe, tp=1, pp=1,
+                          link_bytes_per_s=math.inf, kv_memory_bytes=math.nan,
+                          attention_roof_ratio=1.0)
+    return Constants(**{f.name: np.array([row[f.name]], dtype=float) for f in fields(Constants)})
+
+
 def _constants(e: Engine) -> dict:
-    cfg = e.model.config
+    return _step_constants(e.model, e.deployment.roof, e.bytes_per_weight, e.experts, tp=e.tp,
+                           pp=e.pp, link_bytes_per_s=e.link_bytes_per_s,
+                           kv_memory_bytes=e.deployment.kv_memory_bytes,
+                           attention_roof_ratio=e.attention_roof_ratio)
+
+
+def _step_constants(model: roofline.Model, roof: roofline.Roof, b: float, moe: Experts | None, *,
+                    tp: int, pp: int, link_bytes_per_s: float, kv_memory_bytes: float,
+                    attention_roof_ratio: float) -> dict:
+    """One engine's :class:`Constants` as numbers: ``b`` bytes per weight, ``moe`` its routed
+    experts (None: dense)."""
+    cfg = model.config
     form = kvcache.linear_form(cfg)
-    kvb = float(e.model.kv_dtype_bytes)
-    b = e.bytes_per_weight
-    moe = e.experts
+    kvb = float(model.kv_dtype_bytes)
     routed_bytes = b * moe.routed_params if moe else 0.0
     pair_full, pair_window = attention_flops_per_pair(cfg)
-    roof = e.deployment.roof
     return {
-        "dense_weight_bytes": e.model.weight_bytes - routed_bytes,
+        "dense_weight_bytes": model.weight_bytes - routed_bytes,
         "expert_bytes": b * moe.moe_layers * moe.params_per_expert if moe else 0.0,
         "routed": moe.routed if moe else 0, "top_k": moe.top_k if moe else 0,
-        "flops_per_token": 2.0 * e.model.params,
+        "flops_per_token": 2.0 * model.params,
         "flops_per_pair_full": pair_full, "flops_per_pair_window": pair_window,
         "kv_bytes_full": form.full_elements_per_token * kvb,
         "kv_bytes_window": form.windowed_elements_per_token * kvb,
         "window": float(form.window) if form.window else math.inf,
         "flops_per_s": roof.flops_per_s,
-        "attention_flops_per_s": roof.flops_per_s * e.attention_roof_ratio,
+        "attention_flops_per_s": roof.flops_per_s * attention_roof_ratio,
         "bandwidth_bytes_per_s": roof.bandwidth_bytes_per_s,
-        "tp": e.tp, "pp": e.pp, "link_bytes_per_s": e.link_bytes_per_s,
+        "tp": tp, "pp": pp, "link_bytes_per_s": link_bytes_per_s,
         "allreduce_bytes_per_token": require_int(cfg, "hidden_size") * ACTIVATION_BYTES,
         "allreduces": 2 * require_int(cfg, "num_hidden_layers"),
-        "kv_memory_bytes": e.deployment.kv_memory_bytes,
+        "kv_memory_bytes": kv_memory_bytes,
         "layers": require_int(cfg, "num_hidden_layers"),
         "routed_flops_per_token": 2.0 * moe.active_routed_params if moe else 0.0,
         "expert_share": moe.top_k / moe.routed if moe else 1.0,

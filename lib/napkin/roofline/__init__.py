@@ -20,8 +20,7 @@ from .chips import (ACCUMULATE_SOURCE, ARITHMETIC_SOURCE, BACKENDS, arithmetic_f
                     crossover_table, peak_for, ridge_table)
 from .decode import (Step, batch_curve, batch_to_ridge, capacity_turn, chips_to_hold,
                      context_limit, decode_step, max_batch)
-from .mixed import (MixedStep, StepCost, StepWork, attention_pairs, mixed_step, step_cost,
-                    roofline_step_seconds, step_work)
+from .mixed import StepWork, attention_pairs, step_work
 from .model import LLAMA_3_3_70B, LLAMA_3_3_70B_SOURCE, Model, llama_3_3_70b
 from .roof import Roof, attainable_flops, bound, matmul_intensity, ridge_point
 
@@ -31,6 +30,4 @@ __all__ = ["ridge_point", "attainable_flops", "matmul_intensity", "bound", "Roof
            "Model", "LLAMA_3_3_70B", "LLAMA_3_3_70B_SOURCE", "llama_3_3_70b",
            "Step", "decode_step", "batch_to_ridge", "context_limit", "max_batch",
            "capacity_turn", "batch_curve", "chips_to_hold",
-           "attention_pairs", "StepCost", "step_cost", "roofline_step_seconds", "MixedStep",
-           "StepWork",
-           "step_work", "mixed_step"]
+           "attention_pairs", "StepWork", "step_work"]

@@ -1,12 +1,14 @@
-"""A mixed step: prefill chunks and decodes in one forward pass.
+"""A mixed step's work: prefill chunks and decodes in one forward pass.
 
 A serving engine's step is one forward pass over whatever the scheduler put in it: whole
-prompts, chunks of prompts, and one token for each sequence that is decoding. Its roofline
-cost is the slower of its FLOPs and its bytes:
+prompts, chunks of prompts, and one token for each sequence that is decoding. What it does:
 
   FLOPs = 2 x params x tokens + 2 x query groups x (cached elements each query attends to)
   bytes = weights once + every cached element read (a decode reads its whole cache; a
           prefill chunk reads the cache of its prompt's earlier chunks)
+
+What that costs on a chip is the book's one step model's (:mod:`napkin.predict.step`; its
+plain roofline is :data:`~napkin.predict.calibration.ROOFLINE`).
 
 A query at position p (0-based) attends to the p + 1 keys up to and including itself (at most
 a window's worth in a windowed layer), so a chunk of n prompt tokens starting after s cached
@@ -15,8 +17,8 @@ that is the n (n + 1) / 2 of the whole prompt, whatever the chunk size. Chunking
 bytes (earlier chunks are re-read), never the FLOPs. Writing the new tokens' keys and values
 is not counted: one token's worth per sequence is small beside what a step reads.
 
-Chapters 2 (prefill FLOPs), 6 and 7 (engine steps), 8 and 9 (estimates, predictions)
-use it.
+Chapters 2 (prefill FLOPs) and 8 (estimates) count work with it; chapters 6, 7 and 9 count
+a step's totals with :func:`attention_pairs`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ import numpy as np
 from ..kvcache import linear_form
 from ..units import require_positive
 from .model import Model, _count
-from .roof import Roof
 
 
 def attention_pairs(start, n, window=None):
@@ -44,103 +45,6 @@ def attention_pairs(start, n, window=None):
         return np.where(m <= w, m * (m + 1) / 2, w * (w + 1) / 2 + (m - w) * w)
 
     return upto(s + k) - upto(s)
-
-
-@dataclass(frozen=True)
-class StepCost:
-    """The per-token constants of one model on one roof, for costing many steps quickly.
-
-    ``seconds(tokens, kv_tokens, pairs)`` is the roofline of a forward pass that processes
-    ``tokens`` tokens, reads ``kv_tokens`` cached tokens and attends ``pairs`` (query, key)
-    pairs, for a model whose every layer caches every token (no sliding windows). It works
-    on numpy arrays, one element per step.
-    """
-
-    flops_per_token: float          # 2 x params: the matmuls
-    flops_per_pair: float           # attention, all layers, QK and AV
-    weight_bytes: float
-    kv_bytes_per_token: float
-    flops_per_s: float
-    bandwidth_bytes_per_s: float
-
-    def flops(self, tokens, pairs):
-        return self.flops_per_token * np.asarray(tokens, dtype=float) + \
-            self.flops_per_pair * np.asarray(pairs, dtype=float)
-
-    def bytes(self, kv_tokens):
-        return self.weight_bytes + self.kv_bytes_per_token * np.asarray(kv_tokens, dtype=float)
-
-    def seconds(self, tokens, kv_tokens, pairs):
-        return _roof_seconds(self.flops(tokens, pairs), self.bytes(kv_tokens),
-                             self.flops_per_s, self.bandwidth_bytes_per_s)
-
-
-def _roof_seconds(flops, n_bytes, flops_per_s, bandwidth_bytes_per_s):
-    """The roofline itself, in one place: the slower of the arithmetic and the memory."""
-    return np.maximum(flops / flops_per_s, n_bytes / bandwidth_bytes_per_s)
-
-
-def step_cost(model: Model, roof: Roof) -> StepCost:
-    """:class:`StepCost` of ``model`` on ``roof``; refuses a model with windowed layers, whose
-    cache does not grow one token per token (cost those with :func:`mixed_step`)."""
-    form = linear_form(model.config)
-    if form.windowed_elements_per_token:
-        raise ValueError(f"{model.name} has windowed layers (window {form.window}); a step's "
-                         "cost is not linear in its cached tokens: use mixed_step")
-    return StepCost(flops_per_token=2.0 * model.params,
-                    flops_per_pair=2.0 * model.query_groups * form.full_elements_per_token,
-                    weight_bytes=model.weight_bytes,
-                    kv_bytes_per_token=float(model.kv_bytes_per_token()),
-                    flops_per_s=roof.flops_per_s,
-                    bandwidth_bytes_per_s=roof.bandwidth_bytes_per_s)
-
-
-def roofline_step_seconds(model: Model, roof: Roof, tokens, kv_tokens, pairs):
-    """Roofline seconds of forward passes described by their totals (numpy arrays welcome):
-    tokens processed, cached tokens read, (query, key) pairs attended. See :class:`StepCost`."""
-    return step_cost(model, roof).seconds(tokens, kv_tokens, pairs)
-
-
-@dataclass(frozen=True)
-class MixedStep:
-    """One forward pass of prefill chunks and decodes: its work, bytes and roofline time."""
-
-    prefill_tokens: int
-    decode_tokens: int
-    flops: float
-    weight_bytes: float
-    kv_bytes: float
-    flops_per_s: float
-    bandwidth_bytes_per_s: float
-
-    @property
-    def tokens(self) -> int:
-        return self.prefill_tokens + self.decode_tokens
-
-    @property
-    def bytes(self) -> float:
-        return self.weight_bytes + self.kv_bytes
-
-    @property
-    def compute_s(self) -> float:
-        return self.flops / self.flops_per_s
-
-    @property
-    def memory_s(self) -> float:
-        return self.bytes / self.bandwidth_bytes_per_s
-
-    @property
-    def seconds(self) -> float:
-        return float(_roof_seconds(self.flops, self.bytes, self.flops_per_s,
-                                   self.bandwidth_bytes_per_s))
-
-    @property
-    def intensity(self) -> float:
-        return self.flops / self.bytes
-
-    @property
-    def bound(self) -> str:
-        return "compute" if self.compute_s >= self.memory_s else "memory"
 
 
 @dataclass(frozen=True)
@@ -184,13 +88,3 @@ def step_work(model: Model, prefill=(), decode_contexts=()) -> StepWork:
     flops = 2.0 * model.params * n_tokens + 2.0 * model.query_groups * pairs
     return StepWork(prefill_tokens=int(lengths.sum()), decode_tokens=len(contexts),
                     flops=float(flops), kv_bytes=float(read * model.kv_dtype_bytes))
-
-
-def mixed_step(model: Model, roof: Roof, prefill=(), decode_contexts=()) -> MixedStep:
-    """The roofline cost of one step (:func:`step_work` on ``roof``): the weights are read
-    once, whatever the step runs."""
-    work = step_work(model, prefill, decode_contexts)
-    return MixedStep(prefill_tokens=work.prefill_tokens, decode_tokens=work.decode_tokens,
-                     flops=work.flops, weight_bytes=model.weight_bytes, kv_bytes=work.kv_bytes,
-                     flops_per_s=roof.flops_per_s,
-                     bandwidth_bytes_per_s=roof.bandwidth_bytes_per_s)

@@ -3,7 +3,6 @@
 Chapter 7's library, one concept per module:
 
 - :mod:`napkin.serving.traffic`: requests arriving over time, and dealing them to instances;
-- :mod:`napkin.serving.cost`: what a step costs, chapter 9's calibrated step applied as it is;
 - :mod:`napkin.serving.capacity`: what a configuration can carry, from that step;
 - :mod:`napkin.serving.engine`: one instance, step by step (its schedulers: prefill first,
   chunked prefill, and the two pools of a disaggregated deployment);
@@ -13,6 +12,7 @@ Chapter 7's library, one concept per module:
 - :mod:`napkin.serving.chapter`: the chapter's setting and experiments.
 
 The model on its chips is a :class:`napkin.deployment.Deployment`; a step's cost is
-:func:`napkin.predict.step.cost` with the published calibration; the papers' numbers come
+:func:`napkin.predict.step.cost` with the published calibration, given the step's totals
+(:mod:`napkin.predict.totals`, which chapter 6's allocators are timed by too); the papers' numbers come
 from :mod:`napkin.papers`. All randomness is seeded.
 """

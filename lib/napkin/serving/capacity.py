@@ -13,7 +13,7 @@ sequences, as :mod:`napkin.serving.engine` counts them) are averaged over a samp
 traffic. A request holds the memory of its whole final length, ``P + O`` tokens, for every
 step it is in, so by Little's law the requests in flight are what arrives per step times
 the steps each stays. The *mean step* at capacity is that many requests' share of the work,
-and its seconds come from :class:`napkin.serving.cost.StepModel` (chapter 9's calibrated
+and its seconds come from :class:`napkin.predict.totals.StepModel` (chapter 9's calibrated
 step). The capacity is the requests one mean step serves over its seconds.
 
 - **Chunked prefill** with a budget of ``B`` tokens: each step starts ``x`` requests, as
@@ -34,7 +34,7 @@ import numpy as np
 
 from ..deployment import Deployment
 from ..units import require_positive, require_whole
-from .cost import StepModel
+from ..predict.totals import StepModel
 
 __all__ = ["chunked", "decode_totals", "prefill_first", "prefill_totals", "reserved_over_held",
            "split"]

@@ -3,7 +3,7 @@
 :class:`Setting` holds every choice the chapter makes; the functions that take one are the
 chapter's own runs, computed once per process (:mod:`napkin.memo`) for the notebook and the
 errata page alike. Every step is timed by chapter 9's calibrated step
-(:mod:`napkin.serving.cost`), every arrival rate is a fraction of what the configuration can
+(:mod:`napkin.predict.totals`), every arrival rate is a fraction of what the configuration can
 carry (:mod:`napkin.serving.capacity`), every latency is read in the steady state (the first
 and last requests of a run are served but not measured), and every sweep is repeated over
 several traffic seeds, whose spread the chapter shows.
@@ -23,7 +23,7 @@ from ..memo import experiment
 from ..units import GB, require_positive
 from ..workloads import DEFAULT_SIGMA
 from . import capacity
-from .cost import StepModel, step_model
+from ..predict.totals import StepModel, step_model
 from .disagg import disaggregated, transfer_seconds
 from .runs import LABELS, Run, colocated, longest_freeze, max_rate, run_jobs, stall_window, \
     timelines

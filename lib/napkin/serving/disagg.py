@@ -11,7 +11,7 @@ import numpy as np
 
 from ..deployment import Deployment
 from ..units import require_positive, require_whole
-from .cost import StepModel, step_model
+from ..predict.totals import StepModel, step_model
 from .engine import ServingEngine
 from .runs import LABELS, Run, assemble, budget_or_longest, run_jobs
 from .traffic import Traffic, deal

@@ -2,7 +2,7 @@
 
 An engine runs forward passes ("steps") back to back. What goes into each step is the
 scheduler's choice; what a step costs is chapter 9's calibrated step model of its contents
-(:class:`napkin.serving.cost.StepModel`, which calls :func:`napkin.predict.step.cost`): its
+(:class:`napkin.predict.totals.StepModel`, which calls :func:`napkin.predict.step.cost`): its
 weights and the cached tokens its queries attend to, its FLOPs, its all-reduces and the
 fixed costs of its layers and sequences. The schedulers (``mode``):
 
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..predict import step
-from .cost import StepModel
+from ..predict.totals import StepModel
 
 MODES = ("prefill_first", "chunked", "prefill_only", "decode_only")
 

@@ -3,7 +3,7 @@
 :func:`simulate` deals the traffic round robin to identical instances of a
 :class:`napkin.deployment.Deployment`, runs each as a
 :class:`napkin.serving.engine.ServingEngine` timed by the calibrated step
-(:class:`napkin.serving.cost.StepModel`) and gathers their logs into a :class:`Run`: per
+(:class:`napkin.predict.totals.StepModel`) and gathers their logs into a :class:`Run`: per
 request (arrival, first token, finish), per step, per gap between two tokens of a stream.
 
 A sweep runs many simulations: :func:`run_jobs` steps all their engines side by side (one
@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..deployment import Deployment
 from ..units import require_whole
-from .cost import StepModel, step_model
+from ..predict.totals import StepModel, step_model
 from .engine import Log, ServingEngine, run_together
 from .traffic import Traffic, deal
 
@@ -277,7 +277,7 @@ def simulate(tr: Traffic, d: Deployment, policy: str, budget: int | None = None,
     default is the longest prompt, so that any prompt runs in one step. ``compose`` keeps
     every step's chunks and contexts (for
     checking the costs against :func:`napkin.predict.step.cost`). ``model``: the step model
-    (default: ``d``'s, calibrated, :func:`napkin.serving.cost.step_model`).
+    (default: ``d``'s, calibrated, :func:`napkin.predict.totals.step_model`).
     """
     return run_jobs([colocated(tr, d, policy, budget, instances=instances, compose=compose,
                                model=model)])[0]

@@ -1,6 +1,6 @@
-"""What one simulated step costs: chapter 9's calibrated step model, applied as it is.
+"""A step described by its totals, costed by the one step model of the book.
 
-The engine describes a step by four totals: the tokens it runs (prompt tokens and one per
+Chapters 6 and 7's simulated engines describe a step by four totals: the tokens it runs (prompt tokens and one per
 decoding sequence), the cached tokens it reads (every decode's whole context, each prompt
 chunk the part of its prompt that earlier chunks wrote), the (query, key) pairs its
 attention computes, and the sequences in it (a decode or a prompt chunk each). For a model
@@ -8,7 +8,8 @@ without windowed layers those totals are exactly the :class:`napkin.predict.step
 the step (``prefill_work`` and ``decode_work`` are linear in them), and its time is
 :func:`napkin.predict.step.cost` with the published calibration on the typical serving
 stack: nothing here prices anything on its own. With
-:data:`~napkin.predict.calibration.ROOFLINE` it is chapter 3's plain roofline.
+:data:`~napkin.predict.calibration.ROOFLINE` it is chapter 3's plain roofline, which times
+chapter 6's allocators.
 
 Costs are vectorised, so that many engines stepping together (:func:`napkin.serving.engine.
 run_together`) pay for one call.
@@ -22,9 +23,9 @@ import numpy as np
 
 from .. import kvcache
 from ..deployment import Deployment
-from ..predict import step
-from ..predict.calibration import Calibration, calibrated
-from ..predict.engines import Constants, engine_of
+from . import step
+from .calibration import Calibration, calibrated
+from .engines import Constants, engine_of
 
 __all__ = ["step_model", "StepModel"]
 
