@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 import pandas as pd
 
 from .. import kvcache
+from ..texttable import Column, render
 from . import bandwidth as bandwidths
 from . import machine, mode, synthetic
 from .probe import read_bandwidth
@@ -61,6 +62,13 @@ QUICK = DepthPlan("quick", depths=(0, 512, 1024), n_gen=16, reps=3, base=BASE,
                   gqa_kv_heads=3)
 FULL = DepthPlan("full", depths=(0, 1024, 2048, 4096, 8192), n_gen=32, reps=4, base=BASE,
                  gqa_kv_heads=3)
+
+#: The table ``python -m napkin depth`` prints (:func:`table`), a row per model and depth.
+COLUMNS = (Column("model", 6, "{attention}", "<"), Column("depth", 8, "{depth_tokens:,}"),
+           Column("bytes/token", 14, "{mb:,.0f} MB"),
+           Column("tg tok/s", 18, "{tokens_per_s:>11,.1f} ±{stddev:>5.1f}"),
+           Column("napkin", 9, "{predicted_tokens_per_s:,.0f}"),
+           Column("fraction", 10, "{fraction_of_ceiling:.0%}"))
 
 
 def matched_pair(base: synthetic.Shape, gqa_kv_heads: int) -> tuple[synthetic.Shape,
@@ -318,14 +326,8 @@ def table(record: dict) -> str:
     lines = [f"Machine : {machine.label(record['machine'])}, {backend_label(record)}",
              f"Ceiling : {bandwidth_label(record)}{spread}: "
              f"{record.get('bandwidth', {}).get('source', 'memory probe')}", ""]
-    head = (f"{'model':<6}{'depth':>8}{'bytes/token':>14}{'tg tok/s':>18}{'napkin':>9}"
-            f"{'fraction':>10}")
-    lines += [head, "-" * len(head)]
-    for _, r in df.iterrows():
-        lines.append(f"{r['attention']:<6}{r['depth_tokens']:>8,}"
-                     f"{r['bytes_per_token'] / 1e6:>11,.0f} MB"
-                     f"{r['tokens_per_s']:>11,.1f} ±{r['stddev']:>5.1f}"
-                     f"{r['predicted_tokens_per_s']:>9,.0f}{r['fraction_of_ceiling']:>10.0%}")
+    lines.append(render(COLUMNS, (r | {"mb": r["bytes_per_token"] / 1e6}
+                                  for r in df.to_dict("records"))))
     lines += ["", "napkin = bandwidth / (weights + the KV cache llama.cpp reads, averaged "
               "over the timed tokens); tg: mean ± sample stddev of per-repetition tokens/s."]
     return "\n".join(lines)

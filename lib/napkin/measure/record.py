@@ -8,7 +8,20 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..texttable import Column, render
 from . import machine
+
+#: The table ``python -m napkin measure`` prints, a row per model run (:func:`table`). A run
+#: without a prefill rate or a probe (a GPU, an older record) shows "-" there; one without a
+#: decode rate, nothing.
+COLUMNS = (Column("model", 22, "{model}", "<"), Column("bytes/token", 13, "{mb:,.1f} MB"),
+           Column("GB/s used", 11, "{gb_s:,.1f}"),
+           Column("probe spread", 13, "{probe_spread:.0%}"),
+           Column("pp tok/s", 16, "{pp[tokens_per_s]:>9,.1f} ±{pp[stddev]:>5.1f}"),
+           Column("tg tok/s", 16, "{tg[tokens_per_s]:>9,.1f} ±{tg[stddev]:>5.1f}"),
+           Column("ceiling", 10, "{ceiling_tokens_per_s:,.1f}"),
+           Column("fraction", 10, "{fraction_of_ceiling:.0%}"),
+           Column("decode GB/s", 13, "{decode:,.1f}", missing=""))
 
 
 def results_dir() -> Path:
@@ -130,6 +143,14 @@ def who(record: dict | None) -> str:
             f"{bandwidth_label(entry)}, {record['mode']} measurement")
 
 
+def _row(run: dict) -> dict:
+    """A run with the fields :data:`COLUMNS` shows in their units (MB, GB/s)."""
+    decode = run.get("decode_bytes_per_s")
+    return run | {"model": _name(run)[:21], "mb": run["model_bytes"] / 1e6,
+                  "gb_s": run["bandwidth_bytes_per_s"] / 1e9,
+                  "decode": decode / 1e9 if decode else None}
+
+
 def table(record: dict) -> str:
     """The readable summary ``python -m napkin measure`` prints."""
     m, r = record["machine"], record["runner"]
@@ -142,23 +163,7 @@ def table(record: dict) -> str:
     first = record["runs"][0]
     lines += [f"Ceiling : {bandwidth_label(first)}: "
               f"{first.get('bandwidth', {}).get('source', first['bandwidth_source'])}", ""]
-    head = (f"{'model':<22}{'bytes/token':>13}{'GB/s used':>11}{'probe spread':>13}"
-            f"{'pp tok/s':>16}{'tg tok/s':>16}{'ceiling':>10}{'fraction':>10}{'decode GB/s':>13}")
-    lines += [head, "-" * len(head)]
-    for run in record["runs"]:
-        pp, tg = run.get("pp"), run.get("tg")
-        spread = run.get("probe_spread")
-        decode = run.get("decode_bytes_per_s")
-        lines.append(
-            f"{_name(run)[:21]:<22}{run['model_bytes'] / 1e6:>10,.1f} MB"
-            f"{run['bandwidth_bytes_per_s'] / 1e9:>11,.1f}"
-            + (f"{spread:>13.0%}" if spread is not None else f"{'-':>13}")
-            + (f"{pp['tokens_per_s']:>9,.1f} ±{pp['stddev']:>5.1f}" if pp else f"{'-':>16}")
-            + (f"{tg['tokens_per_s']:>9,.1f} ±{tg['stddev']:>5.1f}" if tg else f"{'-':>16}")
-            + f"{run['ceiling_tokens_per_s']:>10,.1f}"
-            + (f"{run['fraction_of_ceiling']:>10.0%}" if "fraction_of_ceiling" in run else
-               f"{'-':>10}")
-            + (f"{decode / 1e9:>13,.1f}" if decode else ""))
+    lines.append(render(COLUMNS, map(_row, record["runs"])))
     lines += ["", "ceiling = bandwidth / bytes per token; fraction = measured tg / ceiling; "
               "decode GB/s = bytes per token x tg. pp and tg: mean ± sample stddev of "
               "per-repetition tokens/s."]

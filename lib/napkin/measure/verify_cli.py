@@ -11,10 +11,7 @@ from . import record as records
 from . import verify
 from .results import MeasurementUnavailable
 from .session import quiet, stderr_progress
-
-#: The acceptance rate the printed speedups assume: DeepSeek-V3's report gives 85-90 % for its
-#: MTP module's second token (arXiv:2412.19437); the low end. Random weights cannot measure it.
-ACCEPTANCE = 0.85
+from .verify_report import table
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -60,26 +57,3 @@ def main(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"\nSaved {path}")
     return 0
-
-
-def table(record: dict) -> str:
-    """The summary printed for a verify-cost run."""
-    df = verify.frame(record)
-    lines = [f"Machine : {verify.who(record)}", f"Roof    : llama.cpp prefill "
-             f"{record['flops_per_s'] / 1e9:,.0f} GFLOP/s, memory probe "
-             f"{record['bandwidth_bytes_per_s'] / 1e9:,.1f} GB/s", ""]
-    head = f"{'depth':>7}{'tokens':>8}{'step ms':>16}{'x one-token':>16}{'napkin':>9}{'bound':>9}"
-    lines += [head, "-" * len(head)]
-    for _, r in df.iterrows():
-        lines.append(f"{int(r['depth']):>7,}{int(r['tokens']):>8}"
-                     f"{r['step_s'] * 1e3:>9.2f} ±{r['stddev_s'] * 1e3:>5.2f}"
-                     f"{r['relative']:>9.2f} ±{r['relative_stddev']:>5.2f}"
-                     f"{r['predicted_relative']:>9.2f}{r['predicted_bound']:>9}")
-    share = verify.draft_share(record)
-    lines += ["", "draft step over a target step: " + ", ".join(
-        f"{s:.0%} at depth {d:,} (bytes predict {p:.0%})" for d, s, p in
-        zip(share["depth"], share["share"], share["predicted_share"]))]
-    buys = verify.buys(record, ACCEPTANCE)
-    lines += [f"speedup at acceptance {ACCEPTANCE:.0%} (from the papers): " + ", ".join(
-        f"k={int(r['k'])}: {r['speedup']:.2f}x" for _, r in buys.iterrows())]
-    return "\n".join(lines)

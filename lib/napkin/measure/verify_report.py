@@ -1,4 +1,5 @@
-"""Verify steps against the roofline: the prediction, what a draft would buy, the prose.
+"""Verify steps against the roofline: the prediction, what a draft would buy, the prose and
+the table ``python -m napkin verify`` prints.
 
 Reads the records :func:`napkin.measure.verify.run` makes (a plain dict, as saved under
 ``results/``); nothing here runs llama.cpp. The prediction is the roofline of the machine's
@@ -10,7 +11,18 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..texttable import Column, render
 from . import machine, synthetic
+
+#: The acceptance rate the printed speedups assume: DeepSeek-V3's report gives 85-90 % for its
+#: MTP module's second token (arXiv:2412.19437); the low end. Random weights cannot measure it.
+ACCEPTANCE = 0.85
+
+#: The table ``python -m napkin verify`` prints (:func:`table`), a row per depth and step size.
+COLUMNS = (Column("depth", 7, "{depth:,}"), Column("tokens", 8, "{tokens}"),
+           Column("step ms", 16, "{step_ms:>9.2f} ±{stddev_ms:>5.2f}"),
+           Column("x one-token", 16, "{relative:>9.2f} ±{relative_stddev:>5.2f}"),
+           Column("napkin", 9, "{predicted_relative:.2f}"), Column("bound", 9, "{predicted_bound}"))
 
 
 def _model(record: dict, which: str = "model"):
@@ -103,6 +115,24 @@ def buys(record: dict | None, acceptance: float, depth: int | None = None) -> pd
                      "draft_share": shares[depth], "cycle_relative": cycle,
                      "speedup": tau / cycle})
     return pd.DataFrame(rows, columns=cols)
+
+
+def table(record: dict) -> str:
+    """The summary ``python -m napkin verify`` prints: the steps, the draft's share, and what
+    drafting would buy at :data:`ACCEPTANCE`."""
+    lines = [f"Machine : {who(record)}", f"Roof    : llama.cpp prefill "
+             f"{record['flops_per_s'] / 1e9:,.0f} GFLOP/s, memory probe "
+             f"{record['bandwidth_bytes_per_s'] / 1e9:,.1f} GB/s", ""]
+    lines.append(render(COLUMNS, (
+        r | {"depth": int(r["depth"]), "tokens": int(r["tokens"]), "step_ms": r["step_s"] * 1e3,
+             "stddev_ms": r["stddev_s"] * 1e3} for r in frame(record).to_dict("records"))))
+    share = draft_share(record)
+    lines += ["", "draft step over a target step: " + ", ".join(
+        f"{s:.0%} at depth {d:,} (bytes predict {p:.0%})" for d, s, p in
+        zip(share["depth"], share["share"], share["predicted_share"]))]
+    lines += [f"speedup at acceptance {ACCEPTANCE:.0%} (from the papers): " + ", ".join(
+        f"k={int(r['k'])}: {r['speedup']:.2f}x" for _, r in buys(record, ACCEPTANCE).iterrows())]
+    return "\n".join(lines)
 
 
 def who(record: dict | None) -> str:
