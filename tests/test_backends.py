@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from napkin import hardware
-from napkin.__main__ import main as napkin_main
+from napkin.cli import main as napkin_main
 from napkin.measure import backend, bandwidth, depth, devices, record, session, synthetic
 from napkin.measure.inprocess import InProcess
 from napkin.measure.llama_bench import LlamaBench

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from napkin import folders
-from napkin.__main__ import main
+from napkin.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,17 +26,15 @@ def _bad_folders(tmp_path: Path) -> list[Path]:
 def test_an_unwritable_out_folder_is_one_line_before_any_work(command, tmp_path, capsys,
                                                               monkeypatch):
     import napkin.exports
-    import napkin.measure.cli
-    import napkin.measure.depth_cli
-    import napkin.measure.verify_cli
-    import napkin.readers.cli
+    from napkin.measure import depth, session, verify
+    from napkin.readers import submission
 
     def refuse(*args, **kwargs):
         raise AssertionError("the command started its work before checking --out")
 
-    for module in (napkin.measure.cli, napkin.measure.depth_cli, napkin.measure.verify_cli):
-        monkeypatch.setattr(module, "main", refuse)
-    monkeypatch.setattr(napkin.readers.cli, "share", refuse)
+    for module in (session, depth, verify):
+        monkeypatch.setattr(module, "run", refuse)
+    monkeypatch.setattr(submission, "latest_record", refuse)
     monkeypatch.setattr(napkin.exports, "export_all", refuse)
     for bad in _bad_folders(tmp_path):
         assert main([*command, "--out", str(bad)]) == 2
@@ -80,3 +78,19 @@ def test_writable_checks_and_leaves_nothing_behind(tmp_path):
     (tmp_path / "c").mkdir()
     folders.writable(tmp_path / "c")
     assert (tmp_path / "c").is_dir() and not any((tmp_path / "c").iterdir())
+
+
+def test_a_text_table_lines_up_and_marks_what_is_missing():
+    """The one formatter every command's table goes through: fixed widths, a template per
+    column, "-" (or the column's own mark) where a row lacks a field, no trailing blanks."""
+    from napkin.texttable import Column, render
+
+    columns = (Column("name", 6, "{name}", "<"),
+               Column("rate", 14, "{r[mean]:>6.1f} ±{r[sd]:>4.1f}"),
+               Column("note", 6, "{note}", missing=""))
+    rows = [{"name": "a", "r": {"mean": 1.5, "sd": 0.5}, "note": "x"}, {"name": "b", "r": None}]
+    assert render(columns, rows).splitlines() == [
+        "name            rate  note",
+        "-" * 26,
+        "a          1.5 ± 0.5     x",
+        "b                  -"]

@@ -185,7 +185,7 @@ def test_no_llama_cpp_installed_says_what_to_do():
 def test_cli_without_llama_cpp_fails_cleanly(tmp_path):
     env = {**os.environ, "NAPKIN_RESULTS": str(tmp_path), "PATH": "/usr/bin:/bin"}
     code = ("import sys; sys.modules['llama_cpp'] = None\n"
-            "from napkin.__main__ import main; sys.exit(main(['measure', '--quick']))")
+            "from napkin.cli import main; sys.exit(main(['measure', '--quick']))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 1
     assert proc.stderr.strip().startswith("error: llama-cpp-python is not installed")

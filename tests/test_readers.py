@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from napkin import __main__ as cli
+from napkin import cli
 from napkin import tables
 from napkin.figures import readers as charts
 from napkin.measure import probe_compare
@@ -290,9 +290,7 @@ def test_the_format_is_documented_where_readers_look():
 
 
 def from_cli_issue_url() -> str:
-    from napkin.readers import cli as readers_cli
-
-    return readers_cli.ISSUE_FORM
+    return cli.ISSUE_FORM
 
 
 def test_bounds():

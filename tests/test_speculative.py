@@ -609,7 +609,7 @@ def test_the_live_chart_draws_without_a_measurement():
 
 
 def test_cli_wants_a_target_and_a_draft_together(tmp_path):
-    code = "from napkin.__main__ import main; import sys; sys.exit(main(['verify', '--model', 'x']))"
+    code = "from napkin.cli import main; import sys; sys.exit(main(['verify', '--model', 'x']))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "NAPKIN_RESULTS": str(tmp_path)})
     assert proc.returncode == 2 and "--draft" in proc.stderr
