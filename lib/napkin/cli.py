@@ -74,6 +74,12 @@ def _measured(args: argparse.Namespace, measure, save, report) -> int:
     return 0
 
 
+def _llama_cpp(args: argparse.Namespace, progress) -> dict:
+    """The :data:`MEASUREMENT` arguments as ``session.run`` and ``depth.run`` both take them."""
+    return dict(llama_bench=args.llama_bench, threads=args.threads,
+                bandwidth_gb_per_s=args.bandwidth, progress=progress)
+
+
 def _measure_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", metavar="PATH", help="measure a real GGUF instead of synthetic "
                    "ones (e.g. llama-2-7b.Q4_0.gguf)")
@@ -89,8 +95,7 @@ def _measure(args: argparse.Namespace) -> int:
     if args.reps is not None:
         plan = replace(plan, reps=args.reps)
     return _measured(args, lambda progress: session.run(
-        plan, model=args.model, llama_bench=args.llama_bench, threads=args.threads,
-        bandwidth_gb_per_s=args.bandwidth, progress=progress), record.save, record.table)
+        plan, model=args.model, **_llama_cpp(args, progress)), record.save, record.table)
 
 
 def _depth_quick() -> str:
@@ -104,9 +109,8 @@ def _depth(args: argparse.Namespace) -> int:
     from .measure import depth
 
     plan = depth.QUICK if args.quick else depth.FULL
-    return _measured(args, lambda progress: depth.run(
-        plan, llama_bench=args.llama_bench, threads=args.threads,
-        bandwidth_gb_per_s=args.bandwidth, progress=progress), depth.save, depth.table)
+    return _measured(args, lambda progress: depth.run(plan, **_llama_cpp(args, progress)),
+                     depth.save, depth.table)
 
 
 def _verify_quick() -> str:
