@@ -379,3 +379,17 @@ def test_depth_growth_and_tokens_per_expert():
     assert phases.tokens_per_expert("Llama-2-7B", 2048) == 2048
     with pytest.raises(ValueError, match="prompt_tokens"):
         phases.tokens_per_expert("gpt-oss-120b", 0)
+
+
+def test_the_gap_equation_is_checked_against_every_like_for_like_cuda_run():
+    """(b / 2) F / BW at the dense INT8 peak, beside each measured gap: an upper bound here."""
+    from napkin import hardware
+
+    eq = phases.equation_gap()
+    assert set(eq["chip"]) == set(phases.EQUATION_CHIPS.values())
+    spark = hardware.chip("DGX Spark")
+    row = eq[eq["chip"] == "DGX Spark"].iloc[0]
+    assert row["predicted"] == pytest.approx(4.5 / 8 / 2 * spark.peak("int8").flops_per_s
+                                             / spark.bandwidth_bytes_per_s)
+    assert (eq["over"] == eq["predicted"] / eq["measured"]).all()
+    assert (eq["over"] > 1).all()

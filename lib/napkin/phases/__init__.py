@@ -28,8 +28,8 @@ from .compute import (GUIDE_DATE, NATIVE_MXFP4_BUILD, NATIVE_MXFP4_DATE, NATIVE_
                       prefill_flops_per_token, spark_peak_fractions)
 from .depth import bench_decode_weight_bytes, decode_weight_bytes, depth_growth, tokens_per_expert
 from .peers import DATACENTER_PEERS, DESKTOP_PEERS, LAPTOP_PEER, peak_comparison
-from .ratios import (LIVE_FAMILY, LIVE_SPREAD_COLUMNS, LLAMA2_Q4, RATIO_COLUMNS, all_ratios,
-                     flash_attention, gpt_oss_ratios, like_for_like, live_ratio, llama2_ratios,
+from .ratios import (EQUATION_CHIPS, LIVE_FAMILY, LIVE_SPREAD_COLUMNS, LLAMA2_Q4, RATIO_COLUMNS, all_ratios,
+                     equation_gap, flash_attention, gpt_oss_ratios, like_for_like, live_ratio, llama2_ratios,
                      spark_ratios, strix_llama2_q4, strix_ratios)
 
 __all__ = ["BENCH_FILE", "PREFILL", "DECODE", "build_number", "phase", "spark_bench",
@@ -37,7 +37,7 @@ __all__ = ["BENCH_FILE", "PREFILL", "DECODE", "build_number", "phase", "spark_be
            "mirror_table", "is_moe",
            "LLAMA2_Q4", "RATIO_COLUMNS", "spark_ratios", "flash_attention", "strix_ratios",
            "strix_llama2_q4", "gpt_oss_ratios", "llama2_ratios", "all_ratios", "LIVE_FAMILY",
-           "LIVE_SPREAD_COLUMNS", "live_ratio", "like_for_like",
+           "LIVE_SPREAD_COLUMNS", "live_ratio", "like_for_like", "EQUATION_CHIPS", "equation_gap",
            "live_prefill_flops", "layer_params", "prefill_flops_per_token", "achieved_flops",
            "NATIVE_MXFP4_BUILD", "NATIVE_MXFP4_DATE", "NATIVE_MXFP4_SOURCE", "SM12X_CHIPS",
            "llamacpp_arithmetic", "GUIDE_DATE", "prefill_compute", "arithmetic_path_change",

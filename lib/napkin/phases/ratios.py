@@ -220,3 +220,33 @@ def like_for_like() -> pd.DataFrame:
                     ignore_index=True)
     out["comparison"] = out["model"] + ", " + out["protocol"]
     return out[["comparison"] + RATIO_COLUMNS + ["flash_attention"]].reset_index(drop=True)
+
+
+#: The like-for-like runs on CUDA chips whose dense INT8 peak (the arithmetic of llama.cpp's
+#: Q4_0 matmuls there) and bandwidth ``data/hardware_specs.csv`` states: the run's machine as
+#: the scoreboard names it, and the chip. The A100 run is left out: its scoreboard does not
+#: say PCIe or SXM, whose bandwidths differ.
+EQUATION_CHIPS = {"DGX Spark (GB10)": "DGX Spark", "H100 80GB (HBM3 => SXM5, see note)":
+                  "H100 SXM", "RTX 3090": "RTX 3090", "RTX 4090": "RTX 4090",
+                  "RTX 5090": "RTX 5090", "RTX 6000 Ada": "RTX 6000 Ada",
+                  "RTX PRO 6000 Blackwell": "RTX PRO 6000 Blackwell"}
+
+
+def equation_gap(same: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Chapter 2's equation, gap = (b / 2) F / BW, beside the gap each like-for-like run
+    measured (Llama-2-7B Q4_0 ``pp512 / tg128``, :func:`like_for_like`), for the runs of
+    :data:`EQUATION_CHIPS`: ``b`` the bytes of a Q4_0 weight, ``F`` the chip's dense INT8
+    peak, ``BW`` its bandwidth. ``over`` is the equation's gap over the measured one."""
+    from .. import hardware, models
+
+    same = like_for_like() if same is None else same
+    runs = same[(same["comparison"] == f"{LLAMA2_Q4}, pp512 / tg128")
+                & same["machine"].isin(list(EQUATION_CHIPS))]
+    b = models.bits_per_weight("Q4_0") / 8
+    rows = []
+    for _, r in runs.iterrows():
+        chip = hardware.chip(EQUATION_CHIPS[r["machine"]])
+        predicted = b / 2 * chip.peak("int8").flops_per_s / chip.bandwidth_bytes_per_s
+        rows.append({"machine": r["machine"], "chip": chip.name, "measured": r["ratio"],
+                     "predicted": predicted, "over": predicted / r["ratio"]})
+    return pd.DataFrame(rows)
