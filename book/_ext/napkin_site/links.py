@@ -1,200 +1,62 @@
-"""Sphinx extension for the book's site: every page works with the network off.
+"""Every mention of a chapter is a link, and every figure and table a target.
 
-Altair's notebook HTML fetches vega, vega-lite and vega-embed from a CDN, and
-Sphinx loads MathJax from one, so an offline reader would see errors instead of
-charts and equations. This extension writes the three Vega libraries, bundled
-by the pinned ``vl-convert-python`` at the versions the pinned Altair expects,
-and MathJax 3 (from the pinned ``django-static-mathjax`` wheel, SVG output, so
-no web fonts) into the site's ``_static`` folder, and loads them on every page
-before the figures that call them (see :mod:`napkin.charts`). It also turns each
-notebook figure output into the page's ``<figure>`` (:class:`FigureOutput`) and
-gives the page script the dark-mode chart colours.
+``_toc.yml`` numbers the chapters (:mod:`napkin.toc` reads it); here a prose mention of
+"chapter 3" or "chapters 6 and 8" becomes a link to that chapter's page
+(:class:`ChapterReferences`, a transform, so the prose keeps its words), as does one in a
+notebook's table (:func:`table_links`) or in the HTML the site writes itself
+(:func:`link_mentions`, for figure captions); a chapter's figures and tables become Sphinx
+targets by name; and each page's number is checked against Sphinx's own numbering.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from html import escape
 from pathlib import Path
+from typing import Callable, Iterator
 
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
-from . import gallery, toc
-from .charts import DARK_CONFIG, JUPYTER_MIME, METADATA_KEY, figure_html
+from napkin import toc
 
 logger = logging.getLogger(__name__)
 
-STATIC = Path(__file__).with_name("static")
-BUNDLE = "vega-bundle.js"
-THEME = "napkin-theme.js"
-MATHJAX = "mathjax/tex-svg-full.js"
+#: A mention of chapters by number in prose: "chapter 3", "Chapter 3", "chapters 6 and 8",
+#: "chapters 2, 6 to 9", "chapters 6-10".
+MENTION = re.compile(
+    r"\b(?P<word>[Cc]hapters?)(?P<gap>\s+)(?P<first>\d+)\b"
+    r"(?P<rest>(?:\s*(?:,\s*and|,|and|or|to|-|\u2013)\s*\d+\b)*)")
+_MORE = re.compile(r"(\s*(?:,\s*and|,|and|or|to|-|\u2013)\s*)(\d+)\b")
 
 
-def vega_bundle() -> str:
-    """vega + vega-lite + vega-embed as one classic script defining three globals.
-
-    The bundle's own top-level names (``_`` among them) are wrapped in a function
-    scope: at top level they would clash with Sphinx's ``const _`` in doctools.js.
-    """
-    import altair as alt
-    import vl_convert as vlc
-
-    major, minor = alt.VEGALITE_VERSION.split(".")[:2]
-    bundle = vlc.javascript_bundle(vl_version=f"v{major}.{minor}")
-    return f"(function () {{\n{bundle}\n}}).call(window);\n"
+def mentions(text: str) -> Iterator[tuple[re.Match, list[tuple[str, int]]]]:
+    """Each mention of chapters in ``text``: the match, and its parts as (the text before the
+    number, the number): ("chapters ", 6), (" and ", 8). A link covers "chapters 6" and
+    "8"."""
+    for m in MENTION.finditer(text):
+        parts = [(m.group("word") + m.group("gap"), int(m.group("first")))]
+        parts += [(lead, int(n)) for lead, n in _MORE.findall(m.group("rest"))]
+        yield m, parts
 
 
-def library_versions() -> dict:
-    """The versions the site must serve: what the pinned Altair writes specs for."""
-    import altair as alt
-
-    return {"vega": alt.VEGA_VERSION, "vega-lite": alt.VEGALITE_VERSION,
-            "vega-embed": alt.VEGAEMBED_VERSION}
-
-
-def mathjax_dir() -> Path:
-    """MathJax 3's ES5 build, as shipped in the django-static-mathjax wheel."""
-    import mathjax
-
-    return Path(mathjax.__file__).parent / "static" / "mathjax"
-
-
-def _configure(app, config):
-    config.html_static_path.append(str(STATIC))
-    config.mathjax_path = MATHJAX
-    config.html_theme_options = {**config.html_theme_options,
-                                 "extra_footer": version_stamp(config.html_baseurl)}
-
-
-def version_stamp(base_url: str = "") -> str:
-    """The footer line: which commit and day the site was built from, on what machine its
-    live figures were measured, and where it is published (``html.baseurl`` of
-    ``_config.yml``, the one setting the figure citations read too)."""
-    from .exports import book_version
-    from .measure import machine
-
-    version = book_version()
-    where = (f' Published at <a href="{escape(base_url)}">{escape(base_url)}</a>.'
-             if base_url else "")
-    return (f'<p class="napkin-stamp">Version {escape(version["commit"])}, built '
-            f'{version["date"]}. Live figures measured on '
-            f'{escape(machine.cpu_model())} while building.{where}</p>')
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
-def _write_assets(app):
-    """Write the libraries before any page, so pages get their cache-busting checksums."""
-    if app.builder.format != "html":
-        return
-    static = Path(app.outdir) / "_static"
-    _write(static / BUNDLE, vega_bundle())
-    _write(static / THEME, theme_script())
-    source = mathjax_dir()
-    _write(static / MATHJAX, (source / "es5" / "tex-svg-full.js").read_text(encoding="utf-8"))
-    _write(static / "mathjax" / "LICENSE", (source / "LICENSE").read_text(encoding="utf-8"))
-
-
-#: Runs in the page's head, before anything is drawn. Unless the reader chose light or dark
-#: with the theme button (pydata keeps the choice in localStorage), ``default_mode: auto``
-#: leaves the page ``data-theme="auto"``, or the theme of an earlier visit, until the theme's
-#: deferred script resolves it from the system's setting; resolving it here first means the
-#: page and its charts are drawn in the right colours once, not light and then redrawn dark.
-RESOLVE_AUTO = """(function () {
-  var root = document.documentElement;
-  var chosen = root.dataset.mode === "light" || root.dataset.mode === "dark";
-  if (!chosen || (root.dataset.theme !== "light" && root.dataset.theme !== "dark")) {
-    root.dataset.theme = window.matchMedia &&
-      window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
-  }
-})();
-"""
-
-
-def theme_script() -> str:
-    """The dark-mode chart colours for napkin.js, from the one definition in
-    :mod:`napkin.charts` that the dark exports use too, and the system's light or dark
-    setting applied before the page draws (:data:`RESOLVE_AUTO`)."""
-    return (f"window.napkinDarkConfig = {json.dumps(DARK_CONFIG, sort_keys=True)};\n"
-            + RESOLVE_AUTO)
-
-
-def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
-    """Sphinx 7 lists some inline scripts twice, once with filename None and once
-    with '' (sphinx-thebe's ``const THEBE_JS_URL``): a redeclaration, so a console error."""
-    scripts = context.get("script_files")
-    if not scripts:
-        return
-    seen, unique = set(), []
-    for script in scripts:
-        attributes = getattr(script, "attributes", {})
-        key = (getattr(script, "filename", str(script)) or "", tuple(sorted(attributes.items())))
-        if key in seen:
-            continue
-        seen.add(key)
-        unique.append(script)
-    scripts[:] = unique
-
-
-class FigureOutput:
-    """myst-nb mime plugin: a notebook figure becomes the site's ``<figure>``.
-
-    Notebooks store a figure as Vega-Lite 5 JSON (what JupyterLab draws) with its
-    name, caption and source in the output's metadata; the site builds the HTML that
-    draws it with the site's own Vega from those (:func:`napkin.charts.figure_html`),
-    numbered in its chapter ("Figure 9.2", the n-th figure of the page, as
-    :func:`napkin.exports.book_figures` numbers it for the Figures page) and linked to its
-    citation there.
-    """
-
-    mime_priority_overrides = [("*", JUPYTER_MIME, 1),
-                               ("*", "application/vnd.vegalite.v6+json", None)]
-
-    @staticmethod
-    def handle_mime(renderer, data, inline):
-        if inline or data.mime_type != JUPYTER_MIME:
-            return None
-        meta = data.output_metadata.get(METADATA_KEY)
-        if not meta:  # a bare Altair chart: myst-nb warns, and the strict build fails
-            return None
-        spec = data.content if isinstance(data.content, dict) else json.loads(data.string)
-        document = renderer.renderer.document
-        label = cite = ""
-        env = getattr(document.settings, "env", None)
-        if env is not None:
-            env.note_dependency(str(Path(env.srcdir) / "_toc.yml"))
-            page = book_pages(env.app).get(env.docname)
-            count = getattr(document, "napkin_figure_count", 0) + 1
-            document.napkin_figure_count = count
-            label = toc.figure_label(page.number if page else None, count)
-            cite = f"{relative_uri(env.docname, gallery.PAGE)}#{meta['name']}"
-        html = figure_html(meta, spec, label, cite)
-        if env is not None:  # "chapter 3" in a caption or a source is a link, as in the prose
-            html = caption_links(html, (meta["caption"], f"Source: {meta['source']}"),
-                                 env.docname, book_pages(env.app))
-        return [nodes.raw(text=html, format="html", classes=["output", "text_html"])]
-
-
-def caption_links(html: str, texts, docname: str, pages: dict) -> str:
-    """The figure's HTML with each mention of a chapter in ``texts`` (its caption and its
-    source line, as they stand in its ``<figcaption>``) linked."""
-    chapters = {p.number: p for p in pages.values() if p.number}
-    head, sep, tail = html.rpartition("<figcaption>")
-    for text in texts:
-        escaped = escape(text)  # as figure_html escapes it
-        tail = tail.replace(escaped, toc.link_mentions(
-            escaped, lambda n: relative_uri(docname, chapters[n].docname)
-            if n in chapters else "#"), 1)
-    return head + sep + tail
+def link_mentions(html_text: str, href: Callable[[int], str]) -> str:
+    """``html_text`` (escaped HTML) with each mention of a chapter made a link to
+    ``href(number)``: what :class:`ChapterReferences` does to the prose, for the HTML the
+    site writes itself (the captions of figures)."""
+    out, pos = [], 0
+    for m, parts in mentions(html_text):
+        out.append(html_text[pos:m.start()])
+        for lead, number in parts:
+            words = lead + str(number) if lead.strip().lower().startswith("chapter") else \
+                str(number)
+            if words == str(number):
+                out.append(lead)
+            out.append(f'<span class="napkin-chapter-ref"><a class="reference internal" '
+                       f'href="{href(number)}">{words}</a></span>')
+        pos = m.end()
+    return "".join(out) + html_text[pos:]
 
 
 _TABLE_TEXT = re.compile(r">([^<>]+)<")
@@ -202,8 +64,8 @@ _TABLE_TEXT = re.compile(r">([^<>]+)<")
 
 def table_links(html: str, docname: str, chapters: dict) -> tuple[str, int]:
     """A notebook's HTML table with each mention of a chapter in its cells' text linked to
-    that chapter's page, as the prose is (a table is raw HTML, which the transform above
-    does not read); how many were linked."""
+    that chapter's page, as the prose is (a table is raw HTML, not text nodes, so
+    :class:`ChapterReferences` hands it here); how many were linked."""
     count = 0
 
     def href(number: int) -> str:
@@ -215,7 +77,7 @@ def table_links(html: str, docname: str, chapters: dict) -> tuple[str, int]:
         count += 1
         return relative_uri(docname, chapters[number].docname)
 
-    linked = _TABLE_TEXT.sub(lambda m: ">" + toc.link_mentions(m.group(1), href) + "<", html)
+    linked = _TABLE_TEXT.sub(lambda m: ">" + link_mentions(m.group(1), href) + "<", html)
     return linked, count
 
 
@@ -300,7 +162,7 @@ class ChapterReferences(SphinxTransform):
         """``value`` as text and links; how many links."""
         out: list[nodes.Node] = []
         pos = count = 0
-        for m, parts in toc.mentions(value):
+        for m, parts in mentions(value):
             missing = [str(n) for _, n in parts if n not in chapters]
             if missing:
                 logger.warning("%r mentions chapter %s, which _toc.yml does not have",
@@ -394,17 +256,10 @@ def _report_links(app, exception):
 
 
 def setup(app):
-    app.connect("config-inited", _configure)
     app.add_transform(ChapterReferences)
     app.connect("doctree-read", _register_targets)
     app.connect("env-merge-info", _merge_links)
     app.connect("env-purge-doc", _purge_links)
     app.connect("build-finished", _report_links)
     app.connect("html-page-context", _check_numbering)
-    app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
-    app.connect("builder-inited", _write_assets)
-    app.add_js_file(BUNDLE, priority=200)
-    app.add_js_file(THEME, priority=205)
-    app.add_js_file("napkin.js", priority=210)
-    app.add_css_file("napkin.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
