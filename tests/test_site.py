@@ -27,8 +27,8 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from napkin import toc
-from napkin.browser import CHARTS_SETTLED, LAUNCH_ARGS, chromium
 from napkin.charts import DARK_BACKGROUND
+from napkin_site.browser import CHARTS_SETTLED, LAUNCH_ARGS, chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"

@@ -10,6 +10,9 @@ library only downwards. Jupyter Book loads it from ``_config.yml``
 - :mod:`.links`: every prose mention of a chapter a link; figures and tables Sphinx targets.
 - :mod:`.figures`: each notebook figure as the page's numbered ``<figure>``, the Figures
   page, and every figure exported into the site.
+
+:mod:`.browser` is how the site test and ``scripts/screenshots.py`` drive the built site in
+headless Chromium.
 """
 
 
