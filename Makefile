@@ -14,6 +14,10 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.py)) $(wildcard book/*.py)
 # a change in lib/ or data/ must re-execute every notebook, so both caches go.
 INPUTS := $(shell find lib data -type f -not -name '*.pyc' 2>/dev/null)
 INPUTS_STAMP := _build/.inputs-stamp
+# The site's Sphinx extension (book/_ext) shapes every page but no execution: a change there
+# makes Sphinx re-read every page, and re-executes nothing.
+SITE_INPUTS := $(shell find book/_ext -type f -not -name '*.pyc' 2>/dev/null)
+SITE_STAMP := _build/.site-stamp
 LIVE_STAMP := _build/.live-$(if $(FULL),full,quick)
 # llama.cpp's AMX matmul crashes on some Xeons (llama.cpp issue #20824, open): where the CPU
 # has AMX the binding is compiled without it (GCC's -mno-* flags win over -march=native).
@@ -58,11 +62,15 @@ $(INPUTS_STAMP): $(INPUTS) $(LIVE_STAMP)
 	@rm -rf _build/.jupyter_cache _build/.doctrees
 	@mkdir -p _build && touch $@
 
+$(SITE_STAMP): $(SITE_INPUTS)
+	@rm -rf _build/.doctrees
+	@mkdir -p _build && touch $@
+
 # Switching between quick and full live measurements re-executes the notebooks too.
 $(LIVE_STAMP):
 	@mkdir -p _build && rm -f _build/.live-* && touch $@
 
-book: $(STAMP) $(INPUTS_STAMP)
+book: $(STAMP) $(INPUTS_STAMP) $(SITE_STAMP)
 	@echo "==> [book] executing notebooks and building the site (cached notebooks are not re-run; live cells: $(if $(FULL),full,quick) measurements)"
 	@$(if $(FULL),NAPKIN_LIVE=full) $(BIN)/jupyter-book build . --builder html $(JB_FLAGS)
 	@echo "==> [book] done. Open file://$(CURDIR)/$(HTML)/index.html or run 'make serve'"

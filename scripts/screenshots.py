@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "lib"))
+sys.path.insert(0, str(ROOT / "book" / "_ext"))  # the site's headless-browser harness
 
-from napkin.browser import LAUNCH_ARGS, chromium, wait_for_charts  # noqa: E402
+from napkin_site.browser import LAUNCH_ARGS, chromium, wait_for_charts  # noqa: E402
 
 SIZES = {"phone": (390, 844), "laptop": (1366, 900)}
 

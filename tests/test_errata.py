@@ -15,7 +15,7 @@ import pytest
 
 from napkin import errata, essay, hardware, phases, roofline, tables
 from napkin.errata import registry
-from napkin.site import ErrataCards
+from napkin.errata.cards import ErrataCards
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = errata.CHECKS

@@ -10,8 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_code_passes_ruff():
     ruff = Path(sys.executable).parent / "ruff"
     assert ruff.exists(), "ruff is missing from the environment: run `make env` (requirements.txt)"
-    targets = ["lib", "tests", "scripts", "benchmarks", *map(str, ROOT.glob("notebooks/*.py")),
-               *map(str, ROOT.glob("book/*.py"))]
+    targets = ["lib", "tests", "scripts", "benchmarks", "book/_ext",
+               *map(str, ROOT.glob("notebooks/*.py")), *map(str, ROOT.glob("book/*.py"))]
     proc = subprocess.run([str(ruff), "check", "--no-cache", "--output-format", "concise",
                            *targets], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, f"ruff found problems:\n{proc.stdout}{proc.stderr}"
@@ -74,6 +74,21 @@ def test_the_library_has_no_import_circle():
         if v not in index:
             visit(v)
     assert not circles, f"import circles: {circles}"
+
+
+def test_the_library_does_not_import_the_site():
+    """The book's Sphinx extension (``book/_ext/napkin_site``) reads the library; the library
+    a reader imports never reads the extension, nor Sphinx or docutils."""
+    import ast
+
+    site = {"napkin_site", "sphinx", "docutils"}
+    found = []
+    for path in (ROOT / "lib" / "napkin").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in site]
+    assert not found, f"the library imports the site's machinery: {found}"
 
 
 def test_the_step_model_does_not_import_its_validation():

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from napkin import gallery, site
 from napkin.measure import backend
+from napkin_site import assets, figures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,12 +46,12 @@ def test_figure_citations_and_footer_read_the_setting():
     fig = {"name": "fig-x", "caption": "A caption.", "source": "data", "chapter": "01_x",
            "title": "T", "docname": "notebooks/01_x", "page_title": "The X",
            "chapter_number": 1, "label": "Figure 1.2"}
-    html = gallery.item_html(fig, base_url(), version, "../")
+    html = figures.item_html(fig, base_url(), version, "../")
     assert f"{base_url()}book/figures.html#fig-x" in html
     assert "Figure 1.2" in html and ">chapter 1: The X</a>" in html
-    stamp = site.version_stamp(base_url())
+    stamp = assets.version_stamp(base_url())
     assert f'href="{base_url()}"' in stamp and "Published at" in stamp
-    assert "Published at" not in site.version_stamp()
+    assert "Published at" not in assets.version_stamp()
 
 
 def test_one_title_everywhere():

@@ -27,8 +27,8 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from napkin import toc
-from napkin.browser import CHARTS_SETTLED, LAUNCH_ARGS, chromium
 from napkin.charts import DARK_BACKGROUND
+from napkin_site.browser import CHARTS_SETTLED, LAUNCH_ARGS, chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -330,7 +330,7 @@ def test_served_vega_matches_altair():
     import altair as alt
     import vl_convert as vlc
 
-    from napkin.site import BUNDLE, vega_bundle
+    from napkin_site.assets import BUNDLE, vega_bundle
 
     served = (HTML / "_static" / BUNDLE).read_text(encoding="utf-8")
     assert served == vega_bundle(), "the site's vega-bundle.js is stale: rebuild with `make book`"
@@ -684,7 +684,7 @@ def bare_chapter_mentions(soup) -> list[str]:
 @pytest.mark.site
 def test_every_mention_of_a_chapter_is_a_link():
     """"chapter 3", "chapters 6 and 8", "chapters 6-10": every number is a link to that
-    chapter's page (napkin.site.ChapterReferences), none is left bare."""
+    chapter's page (napkin_site.links.ChapterReferences), none is left bare."""
     chapters = {str(p.number): p.docname for p in toc.chapters(ROOT)}
     bare, linked = {}, 0
     for page in pages():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from napkin import essay, errata, exports, toc
+from napkin_site import links
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,12 +105,12 @@ def test_every_figure_is_numbered_in_its_chapter():
     ("the chapter on the ridge; chapter3; section 3", []),
 ])
 def test_what_counts_as_a_mention_of_a_chapter(text, mentions):
-    found = [[str(n) for _, n in parts] for _, parts in toc.mentions(text)]
+    found = [[str(n) for _, n in parts] for _, parts in links.mentions(text)]
     assert found == mentions
 
 
 def test_mentions_in_html_become_links():
-    linked = toc.link_mentions("as chapters 6 and 8 show", lambda n: f"c{n}.html")
+    linked = links.link_mentions("as chapters 6 and 8 show", lambda n: f"c{n}.html")
     assert linked == ('as <span class="napkin-chapter-ref"><a class="reference internal" '
                       'href="c6.html">chapters 6</a></span> and <span class="napkin-chapter-ref">'
                       '<a class="reference internal" href="c8.html">8</a></span> show')
@@ -153,8 +154,6 @@ def test_joining_a_paragraphs_lines_keeps_repeated_phrases_in_place():
     first place it stood. The join rebuilds the children by position."""
     from docutils import nodes
 
-    from napkin import site
-
     para = nodes.paragraph()
     for child in [nodes.Text("room for "), nodes.inline("11", "11"), nodes.Text(" sequences of"),
                   nodes.inline("4,096", "4,096"), nodes.Text(" tokens; an H100 holds"),
@@ -163,12 +162,12 @@ def test_joining_a_paragraphs_lines_keeps_repeated_phrases_in_place():
                   nodes.Text(" sequences of"), nodes.Text(" Llama")]:
         para += child  # MyST: a text node per source line, glued values as inline nodes
     before = para.astext()
-    site._join_text(para)
+    links._join_text(para)
     assert para.astext() == before
     assert not any(isinstance(a, nodes.Text) and isinstance(b, nodes.Text)
                    for a, b in zip(para.children, para.children[1:]))
     last = para.children[-1]
-    site._replace_by_identity(para, last, [nodes.Text(str(last) + " 3.1")])
+    links._replace_by_identity(para, last, [nodes.Text(str(last) + " 3.1")])
     assert para.astext() == before + " 3.1"
 
 
@@ -180,9 +179,7 @@ def test_a_notebook_table_links_its_mentions_of_a_chapter():
     chapters = {8: Page("notebooks/08_what_to_buy")}
     html = ('<table id="T_x"><tr><th>band</th></tr><tr><td>chapter 8\'s: quartiles</td></tr>'
             '<tr><td>chapter 8</td></tr></table>')
-    from napkin import site
-
-    linked, count = site.table_links(html, "notebooks/11_cost_and_energy", chapters)
+    linked, count = links.table_links(html, "notebooks/11_cost_and_energy", chapters)
     assert count == 2
     assert linked.count('href="../notebooks/08_what_to_buy.html">chapter 8</a>') == 2
     assert linked.startswith('<table id="T_x"><tr><th>band</th>')

@@ -4,7 +4,7 @@ A :class:`Figure` wraps an Altair chart with the three things a reader citing
 it needs (a stable name, a caption, a source line). In a notebook it shows
 as a Vega-Lite chart, drawn by JupyterLab's own Vega; in the built book it
 becomes a ``<figure>`` whose id is the figure's name and whose script calls
-the ``vegaEmbed`` that the site serves itself (:mod:`napkin.site`), so the
+the ``vegaEmbed`` that the site serves itself (``book/_ext/napkin_site``), so the
 page draws with the network off. Its spec is deterministic, so strict nbval
 can compare it byte for byte.
 """
@@ -267,7 +267,8 @@ class Figure:
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Vega-Lite 5 for JupyterLab, which draws it offline with its own Vega (and
         would pick HTML over it, were there any); the book's site turns the same output into :func:`figure_html` at build
-        time (``napkin.site.FigureOutput``), from the spec and the metadata beside it."""
+        time (``napkin_site.figures.FigureOutput`` in ``book/_ext``), from the spec and the
+        metadata beside it."""
         data = {
             JUPYTER_MIME: jupyter_spec(self.spec()),
             "text/plain": f"{self.name}: {self.caption} Source: {self.source}",

@@ -98,7 +98,7 @@ def book_figures(root: Path = ROOT, executed: bool = True) -> list[dict]:
     """Every figure of the book in reading order, as :func:`notebook_figures` gives it, with
     its page (``docname``, ``page_title``, ``chapter_number``) and its number in the chapter
     (``label``, "Figure 9.2"): the n-th figure of a chapter's notebook is its n-th figure on
-    the page, which is how the site numbers it (:mod:`napkin.site`)."""
+    the page, which is how the site numbers it (``book/_ext/napkin_site``)."""
     figures, seen = [], {}
     for page in toc.pages(root):
         path = _notebook_of(Path(root), page.docname, executed)

@@ -1,11 +1,12 @@
 """The book's table of contents as data: which page is chapter N, and what it is called.
 
 ``_toc.yml`` numbers the chapters of its numbered part (``numbered:``); Sphinx numbers the
-headings from it. The site needs the same numbers outside Sphinx's headings: a prose mention
-of "chapter 3" becomes a link to chapter 3's page (:mod:`napkin.site`), a figure is "Figure
-9.2" in its chapter and on the Figures page (:mod:`napkin.gallery`), and the site test maps
-numbers back to pages. They are all read here, from the one file, so they cannot disagree
-(the build checks them against Sphinx's own numbering).
+headings from it. The same numbers are needed outside Sphinx's headings: a figure is "Figure
+9.2" in its chapter, on the Figures page and in its export (:mod:`napkin.exports`), a page
+names a chapter by number (the essay's claims, the API page), the site links each prose
+mention of "chapter 3" to chapter 3's page (the book's Sphinx extension, ``book/_ext``), and
+the site test maps numbers back to pages. They are all read here, from the one file, so they
+cannot disagree (the build checks them against Sphinx's own numbering).
 """
 
 from __future__ import annotations
@@ -14,10 +15,8 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
-__all__ = ["MENTION", "Page", "chapter", "chapters", "figure_label", "link_mentions", "mentions",
-           "page", "pages", "title_of_source"]
+__all__ = ["Page", "chapter", "chapters", "figure_label", "page", "pages", "title_of_source"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,39 +112,3 @@ def figure_label(chapter_number: int | None, index: int) -> str:
     if index < 1:
         raise ValueError(f"figure index {index} must count from 1")
     return f"Figure {chapter_number}.{index}" if chapter_number else f"Figure {index}"
-
-
-#: A mention of chapters by number in prose: "chapter 3", "Chapter 3", "chapters 6 and 8",
-#: "chapters 2, 6 to 9", "chapters 6-10".
-MENTION = re.compile(
-    r"\b(?P<word>[Cc]hapters?)(?P<gap>\s+)(?P<first>\d+)\b"
-    r"(?P<rest>(?:\s*(?:,\s*and|,|and|or|to|-|\u2013)\s*\d+\b)*)")
-_MORE = re.compile(r"(\s*(?:,\s*and|,|and|or|to|-|\u2013)\s*)(\d+)\b")
-
-
-def mentions(text: str) -> Iterator[tuple[re.Match, list[tuple[str, int]]]]:
-    """Each mention of chapters in ``text``: the match, and its parts as (the text before the
-    number, the number): ("chapters ", 6), (" and ", 8). A link covers "chapters 6" and
-    "8"."""
-    for m in MENTION.finditer(text):
-        parts = [(m.group("word") + m.group("gap"), int(m.group("first")))]
-        parts += [(lead, int(n)) for lead, n in _MORE.findall(m.group("rest"))]
-        yield m, parts
-
-
-def link_mentions(html_text: str, href: Callable[[int], str]) -> str:
-    """``html_text`` (escaped HTML) with each mention of a chapter made a link to
-    ``href(number)``: what :class:`napkin.site.ChapterReferences` does to the prose, for
-    the HTML the site writes itself (the captions of figures)."""
-    out, pos = [], 0
-    for m, parts in mentions(html_text):
-        out.append(html_text[pos:m.start()])
-        for lead, number in parts:
-            words = lead + str(number) if lead.strip().lower().startswith("chapter") else \
-                str(number)
-            if words == str(number):
-                out.append(lead)
-            out.append(f'<span class="napkin-chapter-ref"><a class="reference internal" '
-                       f'href="{href(number)}">{words}</a></span>')
-        pos = m.end()
-    return "".join(out) + html_text[pos:]

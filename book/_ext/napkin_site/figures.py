@@ -1,16 +1,24 @@
-"""Sphinx extension: the Figures page, and every figure exported into the site.
+"""The book's figures on the site: each chapter's, the Figures page, and their exports.
 
-``{napkin-figure-gallery}`` lists every figure of the book (read from the
-notebooks in ``_toc.yml``), grouped by chapter, with its number, title, caption,
-downloads and a "cite this figure" block; ``{napkin-figure}`` shows one stored figure
-on another page (the index shows one of chapter 1's). At the end of the build the
+A notebook stores each :class:`napkin.Figure` as Vega-Lite with its name, caption and
+source beside it; :class:`FigureOutput` (a myst-nb mime renderer) turns that output into the
+page's numbered ``<figure>``. ``{napkin-figure-gallery}`` lists every figure of the book
+(read from the notebooks in ``_toc.yml``), grouped by chapter, with its number, title,
+caption, downloads and a "cite this figure" block; ``{napkin-figure}`` shows one stored
+figure on another page (the index shows one of chapter 1's). At the end of the build the
 images, data and metadata are exported into ``figures/`` of the site (see
-:mod:`napkin.exports`), so every link on the page works offline. Anchors are the
-figure names, so a citation survives rebuilds.
+:mod:`napkin.exports`), so every link on the page works offline. Anchors are the figure
+names, so a citation survives rebuilds.
+
+myst-nb finds a mime renderer only through the entry point group
+``myst_nb.mime_renderers``; ``../napkin_site-0.1.0.dist-info/entry_points.txt`` declares
+:class:`FigureOutput` there, and Jupyter Book puts ``book/_ext`` on ``sys.path``
+(``local_extensions`` in ``_config.yml``), where the entry point is found.
 """
 
 from __future__ import annotations
 
+import json
 from html import escape
 from pathlib import Path
 
@@ -18,13 +26,69 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from . import exports, prose, toc
+from napkin import exports, prose, toc
+from napkin.charts import JUPYTER_MIME, METADATA_KEY, figure_html
+
+from .links import book_pages, link_mentions, relative_uri
 
 FIGURES_DIR = "figures"
 
 
 #: The page that holds the gallery: every figure's "cite" link points at its entry there.
 PAGE = "book/figures"
+
+
+class FigureOutput:
+    """myst-nb mime plugin: a notebook figure becomes the site's ``<figure>``.
+
+    Notebooks store a figure as Vega-Lite 5 JSON (what JupyterLab draws) with its
+    name, caption and source in the output's metadata; the site builds the HTML that
+    draws it with the site's own Vega from those (:func:`napkin.charts.figure_html`),
+    numbered in its chapter ("Figure 9.2", the n-th figure of the page, as
+    :func:`napkin.exports.book_figures` numbers it for the Figures page) and linked to its
+    citation there.
+    """
+
+    mime_priority_overrides = [("*", JUPYTER_MIME, 1),
+                               ("*", "application/vnd.vegalite.v6+json", None)]
+
+    @staticmethod
+    def handle_mime(renderer, data, inline):
+        if inline or data.mime_type != JUPYTER_MIME:
+            return None
+        meta = data.output_metadata.get(METADATA_KEY)
+        if not meta:  # a bare Altair chart: myst-nb warns, and the strict build fails
+            return None
+        spec = data.content if isinstance(data.content, dict) else json.loads(data.string)
+        document = renderer.renderer.document
+        label = cite = ""
+        env = getattr(document.settings, "env", None)
+        if env is not None:
+            env.note_dependency(str(Path(env.srcdir) / "_toc.yml"))
+            page = book_pages(env.app).get(env.docname)
+            count = getattr(document, "napkin_figure_count", 0) + 1
+            document.napkin_figure_count = count
+            label = toc.figure_label(page.number if page else None, count)
+            cite = f"{relative_uri(env.docname, PAGE)}#{meta['name']}"
+        html = figure_html(meta, spec, label, cite)
+        if env is not None:  # "chapter 3" in a caption or a source is a link, as in the prose
+            html = caption_links(html, (meta["caption"], f"Source: {meta['source']}"),
+                                 env.docname, book_pages(env.app))
+        return [nodes.raw(text=html, format="html", classes=["output", "text_html"])]
+
+
+def caption_links(html: str, texts, docname: str, pages: dict) -> str:
+    """The figure's HTML with each mention of a chapter in ``texts`` (its caption and its
+    source line, as they stand in its ``<figcaption>``) linked."""
+    chapters = {p.number: p for p in pages.values() if p.number}
+    head, sep, tail = html.rpartition("<figcaption>")
+    for text in texts:
+        escaped = escape(text)  # as figure_html escapes it
+        tail = tail.replace(escaped, link_mentions(
+            escaped, lambda n: relative_uri(docname, chapters[n].docname)
+            if n in chapters else "#"), 1)
+    return head + sep + tail
+
 
 
 def citation_text(fig: dict, url: str, version: dict) -> str:
@@ -60,7 +124,7 @@ def item_html(fig: dict, base_url: str, version: dict, to_root: str,
     chapter's number to its page, to link a caption's mentions of chapters."""
     name = fig["name"]
     def linked(text: str) -> str:  # "chapter 3" in a caption or a source line is a link
-        return toc.link_mentions(escape(text), lambda n: f"{to_root}{chapters[n]}.html") \
+        return link_mentions(escape(text), lambda n: f"{to_root}{chapters[n]}.html") \
             if chapters else escape(text)
 
     files = f"{to_root}{FIGURES_DIR}/{name}"
@@ -148,8 +212,6 @@ class StoredFigure(SphinxDirective):
     has_content = False
 
     def run(self):
-        from .charts import figure_html
-
         root = Path(self.env.srcdir)
         name = self.arguments[0]
         figures = {f["name"]: f for f in exports.book_figures(root, executed=False)}

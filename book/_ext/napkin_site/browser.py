@@ -2,7 +2,8 @@
 
 Both drive the same browser the same way (Debian's ``chromium`` runs headless as root only
 with these flags, and a fresh profile each launch), and both must wait until every chart of
-a page is drawn before they read or photograph it.
+a page is drawn before they read or photograph it: the site's own script
+(``static/napkin.js``) marks each chart it draws. Nothing here imports Sphinx.
 """
 
 from __future__ import annotations
