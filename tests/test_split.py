@@ -69,6 +69,47 @@ def test_one_machine_for_both_is_napkin_predict(chip, model):
                            batch=4)
     assert one.transfer_bytes == one.transfer_s == 0 and one.one_machine
     assert one.e2e_latency_s == pytest.approx(alone.e2e_latency_s, rel=1e-12)
+    # one machine runs the phases in turn: its rate is the static batch's, not a pipeline's
+    assert one.binding == "prefill+decode"
+    assert one.output_tokens_per_s == pytest.approx(alone.static_output_tokens_per_s, rel=1e-12)
+
+
+def test_one_desk_machine_is_chapter_8s_estimate_but_for_the_first_token():
+    from napkin import buying
+
+    one = napkin.predict_split("DGX Spark", "DGX Spark", "Llama-3.1-8B", input_tokens=8192,
+                               output_tokens=500, link_gb_per_s=None, batch=2)
+    est = buying.estimate(buying.machine("DGX Spark"), buying.Workload(
+        name="x", prompt_tokens=8192, output_tokens=500, users=2, model="Llama-3.1-8B",
+        weight_format="F16"))
+    assert one.prefill_s == pytest.approx(2 * est["ttft_mid_s"])
+    assert one.decode_s == pytest.approx(499 / est["per_user_mid_tok_per_s"])
+    assert one.e2e_latency_s == pytest.approx(est["round_s"] - 1 / est["per_user_mid_tok_per_s"])
+
+
+def test_the_same_kind_of_chip_on_both_sides_with_a_link_moves_the_cache():
+    apart = napkin.predict_split("H100 SXM", "H100 SXM", "Llama-3.1-8B", input_tokens=4096,
+                                 output_tokens=100, link_gb_per_s=50)
+    assert apart.transfer_bytes > 0 and not apart.one_machine and apart.binding == "decode"
+
+
+def test_a_one_token_answer_needs_no_decode_side():
+    s = napkin.predict_split("H100 SXM", "M1", "Llama-3.1-8B", input_tokens=8192,
+                             output_tokens=1, link_gb_per_s=1.25)
+    assert s.transfer_bytes == s.decode_s == 0 and s.ttft_s == s.e2e_latency_s == s.prefill_s
+    assert s.binding == "prefill" and "none" in s.decode.basis
+
+
+def test_a_config_mapping_serves_on_datacenter_sides_only():
+    cfg = dict(config("Llama-3.1-8B"))
+    s = napkin.predict_split("H100 SXM", "A100 SXM", cfg, input_tokens=2000, output_tokens=50,
+                             link_gb_per_s=50)
+    named = napkin.predict_split("H100 SXM", "A100 SXM", "Llama-3.1-8B", input_tokens=2000,
+                                 output_tokens=50, link_gb_per_s=50)
+    assert s.transfer_bytes == named.transfer_bytes
+    with pytest.raises(ValueError, match="the decode side \\(M3 Ultra\\).*by name"):
+        napkin.predict_split("H100 SXM", "M3 Ultra", cfg, input_tokens=2000, output_tokens=50,
+                             link_gb_per_s=1)
 
 
 def test_streaming_layer_by_layer_hides_what_the_prefill_covers():
@@ -116,6 +157,12 @@ def test_the_binding_stage_sets_the_pipelines_rate():
     (dict(link_gb_per_s=1, decode="M1", model="Llama-3.3-70B", weights="fp8"),
      "the decode side \\(M1\\).*does not fit"),
     (dict(link_gb_per_s=1, decode=("M3 Ultra", 2)), "chapter 8 prices one M3 Ultra"),
+    (dict(link_gb_per_s=1, decode="M3 Ultra", kv="fp8"), "the decode side \\(M3 Ultra\\).*kv='f16'"),
+    (dict(link_gb_per_s="fast"), "link_gb_per_s must be a number"),
+    (dict(link_gb_per_s=True), "link_gb_per_s must be a number"),
+    (dict(link_gb_per_s=1, overlap="no"), "overlap must be True"),
+    (dict(link_gb_per_s=1, prefill="A100 SXM", model="Llama-3.3-70B"),
+     "the prefill side \\(1 x A100 SXM\\).*use more chips or a smaller format"),
     (dict(link_gb_per_s=1, prefill=("H100 SXM", 2), decode=("A100 SXM", 1), batch=16,
           input_tokens=50_000),
      "the decode side \\(1 x A100 SXM\\) holds .* GiB of cache .* need"),

@@ -11,8 +11,11 @@ A request's life on a split pair, for ``batch`` requests served together:
 Streamed layer by layer (``overlap``), a layer's cache leaves as soon as the layer is done,
 so the transfer hides behind the prefill of the layers after it: with ``L`` layers of equal
 cost the last byte arrives at ``max(P + T / L, P / L + T)`` for a prefill of ``P`` seconds and
-a transfer of ``T``; sent after the last layer, at ``P + T``. The first token the user can
-build on is there when the decode side has the cache: ``ttft_s`` is that arrival.
+a transfer of ``T``; sent after the last layer, at ``P + T``. ``ttft_s`` is that arrival:
+the prefill side has the first token at ``prefill_s``, but the answer goes on only once the
+decode side has the cache, so a user waits the unhidden transfer before the second token
+(as Splitwise and DistServe charge it). Times are the whole batch's: ``prefill_s`` ends with
+the batch's last prompt. A one-token answer needs no decode side: nothing moves.
 
 Each side is priced by the book's model for its kind of machine:
 
@@ -24,7 +27,12 @@ Each side is priced by the book's model for its kind of machine:
   step of all of them at the middle of its family's decode discount.
 
 With the same machine on both sides and no link (``link_gb_per_s=None``) it is one machine,
-and a datacenter chip's ``e2e_latency_s`` is :func:`napkin.predict`'s for that batch.
+which runs the two phases one after the other. On a datacenter chip its ``e2e_latency_s`` is
+then :func:`napkin.predict`'s static batch, and its ``output_tokens_per_s`` that batch's
+rate, for a batch whose caches fit at full depth (the split does not run a batch in waves:
+it refuses one that does not fit). A desk machine agrees with chapter 8's estimate instead,
+but for one token: chapter 8 decodes every output token, the split takes the first from
+the prefill.
 """
 
 from __future__ import annotations
@@ -71,9 +79,11 @@ class SplitPrediction:
     """What :func:`predict_split` says about one pair and workload: seconds and bytes.
 
     ``binding`` is the stage that takes longest per batch (``"prefill"``, ``"link"`` or
-    ``"decode"``): in a pipeline of many batches, the one that sets the pair's throughput.
-    ``output_tokens_per_s`` is that pipeline's rate, ``batch * output_tokens`` per
-    batch over the binding stage's seconds."""
+    ``"decode"``): in a pipeline of many batches, the one that sets the pair's throughput;
+    ``"prefill+decode"`` for one machine, which runs both in turn. ``output_tokens_per_s``
+    is that rate: ``batch * output_tokens`` per batch over the binding stage's seconds (one
+    machine: over both phases'). ``link_gb_per_s`` is the bandwidth between the two sides
+    in all, whatever their chips."""
 
     prefill: Side
     decode: Side
@@ -142,12 +152,16 @@ def _datacenter(which: str, chip: str, n: int, model, weights: str, kv: str, i: 
     return prefill, decode, e.model.name
 
 
-def _desk(which: str, chip: str, n: int, model, weights: str, i: int, o: int, b: int):
-    """(prefill seconds, decode seconds, model name) of ``b`` requests on a desk machine, by
-    chapter 8's estimates (:func:`napkin.buying.estimate`)."""
+def _desk(which: str, chip: str, n: int, model, weights: str, kv: str, i: int, o: int, b: int):
+    """(prefill seconds, decode seconds, model name, note) of ``b`` requests on a desk
+    machine, by chapter 8's estimates (:func:`napkin.buying.estimate`)."""
     from .. import buying
+    from ..buying.workload import KV_DTYPE
     from ..predict import weight_format
 
+    if kv != KV_DTYPE:
+        raise ValueError(f"the {which} side ({chip}) is priced by chapter 8's estimates, whose "
+                         f"caches are {KV_DTYPE}; give kv='{KV_DTYPE}' (got {kv!r})")
     if n != 1:
         raise ValueError(f"the {which} side: chapter 8 prices one {chip}, not {n}; give "
                          f"{chip!r} alone")
@@ -159,19 +173,22 @@ def _desk(which: str, chip: str, n: int, model, weights: str, i: int, o: int, b:
                         weight_format=weight_format(weights))
     est = buying.estimate(buying.machine(chip), w)
     if not (est["fits"] or est["fits_after_raising"]):
-        raise ValueError(f"the {which} side ({chip}): {est['message']}")
+        raise ValueError(f"the {which} side ({chip}): {est['message']}; use a smaller batch, a "
+                         "smaller format or a larger machine")
     prefill = b * est["ttft_mid_s"]
-    if not math.isfinite(prefill):
-        raise ValueError(f"the {which} side ({chip}) has no published prefill run in data/ "
+    if which == "prefill" and not math.isfinite(prefill):
+        raise ValueError(f"the prefill side ({chip}) has no published prefill run in data/ "
                          "to estimate its prefill from; put the prefill on another machine")
     decode = (o - 1) / est["per_user_mid_tok_per_s"]
-    return prefill, decode, model
+    note = f"; {est['message']}" if est["fits_after_raising"] else ""
+    return prefill, decode, model, note
 
 
 def _price(which: str, chip: str, n: int, model, weights, kv, i, o, b, depth):
+    """(prefill seconds, decode seconds, model name, basis) of one side."""
     if is_desk(chip):
-        return (*_desk(which, chip, n, model, weights, i, o, b),
-                "chapter 8's estimates (published llama.cpp runs)")
+        prefill, decode, name, note = _desk(which, chip, n, model, weights, kv, i, o, b)
+        return prefill, decode, name, "chapter 8's estimates (published llama.cpp runs)" + note
     return (*_datacenter(which, chip, n, model, weights, kv, i, o, b, depth),
             "chapter 9's calibrated step model")
 
@@ -200,6 +217,9 @@ def predict_split(prefill, decode, model, *, weights: str = "fp16", kv: str = "f
     i, o, b = (_tokens("input_tokens", input_tokens), _tokens("output_tokens", output_tokens),
                _tokens("batch", batch))
     same = (p_chip, p_n) == (d_chip, d_n)
+    if not isinstance(overlap, bool):
+        raise ValueError(f"overlap must be True (the cache streamed layer by layer) or False "
+                         f"(sent after the last layer), got {overlap!r}")
     if link_gb_per_s is None:
         if not same:
             raise ValueError(f"the prefill side ({p_n} x {p_chip}) and the decode side "
@@ -207,24 +227,34 @@ def predict_split(prefill, decode, model, *, weights: str = "fp16", kv: str = "f
                              "link_gb_per_s (10 GbE is 1.25, a 400 Gb/s NIC 50)")
         link = math.inf
     else:
+        if isinstance(link_gb_per_s, bool) or not isinstance(link_gb_per_s, (int, float)):
+            raise ValueError(f"link_gb_per_s must be a number of GB/s (10 GbE is 1.25), got "
+                             f"{link_gb_per_s!r}")
         link = float(link_gb_per_s)
         if not link > 0 or math.isnan(link):
             raise ValueError(f"link_gb_per_s must be a positive bandwidth in GB/s (10 GbE is "
                              f"1.25), got {link_gb_per_s!r}; for one machine give None")
     k = kv_format(kv)
     pre_s, _, name, pre_basis = _price("prefill", p_chip, p_n, model, weights, k, i, 1, b, i)
-    _, dec_s, _, dec_basis = _price("decode", d_chip, d_n, model, weights, k, i, o, b, i + o)
+    if o > 1:
+        _, dec_s, _, dec_basis = _price("decode", d_chip, d_n, model, weights, k, i, o, b, i + o)
+    else:  # the prefill's token is the whole answer: no decode side, nothing to move
+        dec_s, dec_basis = 0.0, "none (a one-token answer comes from the prefill)"
     cfg = catalog_config(model) if isinstance(model, str) else load_config(model)
-    moved = 0 if same and link_gb_per_s is None else kvcache.kv_cache_bytes(cfg, i, b, k)
+    one = same and link_gb_per_s is None
+    moved = 0 if one or o == 1 else kvcache.kv_cache_bytes(cfg, i, b, k)
     transfer = moved / (link * GB) if moved else 0.0
     ttft = arrival_s(pre_s, transfer, require_int(cfg, "num_hidden_layers"), overlap)
-    stages = {"prefill": pre_s, "link": transfer, "decode": dec_s}
-    binding = max(stages, key=stages.get)
+    if one:  # one machine runs both phases in turn: its rate is the whole batch's
+        binding, busy = "prefill+decode", pre_s + dec_s
+    else:  # a pipeline of batches: the slowest stage sets the rate
+        stages = {"prefill": pre_s, "link": transfer, "decode": dec_s}
+        binding = max(stages, key=stages.get)
+        busy = stages[binding]
     return SplitPrediction(
         prefill=Side(p_chip, p_n, pre_basis), decode=Side(d_chip, d_n, dec_basis), model=name,
         weights=weights, kv=k, input_tokens=i, output_tokens=o, batch=b,
         link_gb_per_s=link if link_gb_per_s is not None else math.inf, overlap=bool(overlap),
         prefill_s=pre_s, transfer_bytes=float(moved), transfer_s=transfer, ttft_s=ttft,
         tpot_s=dec_s / (o - 1) if o > 1 else math.nan, decode_s=dec_s,
-        e2e_latency_s=ttft + dec_s, binding=binding,
-        output_tokens_per_s=b * o / stages[binding] if stages[binding] > 0 else math.inf)
+        e2e_latency_s=ttft + dec_s, binding=binding, output_tokens_per_s=b * o / busy)
