@@ -6,7 +6,7 @@ Chapter 9 scores the book's step model against published LLM-serving measurement
 beside it one peer calculator, run as it comes: llm-analysis (https://github.com/cli99/
 llm-analysis, PyPI ``llm-analysis``), an analytical latency and memory calculator. This script
 asks it, row by row, for the number each measurement reports, and writes the answers to
-``data/peer_llm_analysis.csv``.
+``data/peer_llm_analysis.csv``, each naming its measurement by ``row_id``.
 
 Nothing of llm-analysis is tuned: its efficiency factors stay at their defaults, its GPUs are
 its own GPU configs, its data type is its own ``w16a16e16`` (FP16 weights, activations and
@@ -320,9 +320,9 @@ def summary_lines(done: pd.DataFrame, skipped: Counter, measured: dict) -> list[
     if done.empty:
         return lines
     d = done.copy()
-    d["measured"] = [measured[(t, i)][0] for t, i in zip(d["table"], d["row"])]
-    d["gpu"] = [measured[(t, i)][1] for t, i in zip(d["table"], d["row"])]
-    d["metric"] = [measured[(t, i)][2] for t, i in zip(d["table"], d["row"])]
+    d["measured"] = [measured[(t, i)][0] for t, i in zip(d["table"], d["row_id"])]
+    d["gpu"] = [measured[(t, i)][1] for t, i in zip(d["table"], d["row_id"])]
+    d["metric"] = [measured[(t, i)][2] for t, i in zip(d["table"], d["row_id"])]
     d["factor"] = factor(d["predicted"].to_numpy(float), d["measured"].to_numpy(float))
     # how much faster llm-analysis says it runs than it ran: measured/predicted for a time,
     # predicted/measured for a token rate (above 1: the prediction is optimistic)
@@ -374,15 +374,15 @@ def main(argv: list[str] | None = None) -> int:
                 if not (math.isfinite(value) and value > 0):
                     skipped[f"{table}: prediction not a positive number"] += 1
                 else:
-                    rows.append({"table": table, "row": r.Index, "predicted": value,
+                    rows.append({"table": table, "row_id": r.row_id, "predicted": value,
                                  "unit": str(r.unit), "tool": TOOL, "settings": settings,
                                  "source_url": SOURCE})
-                    measured[(table, r.Index)] = (float(r.value), str(getattr(r, gpu_col)),
+                    measured[(table, r.row_id)] = (float(r.value), str(getattr(r, gpu_col)),
                                                   str(getattr(r, metric_col)))
             if n % 250 == 0 or n == total:
                 print(f"rows {n} / {total} done ({len(rows)} predicted)", flush=True)
 
-    done = pd.DataFrame(rows, columns=["table", "row", "predicted", "unit", "tool",
+    done = pd.DataFrame(rows, columns=["table", "row_id", "predicted", "unit", "tool",
                                        "settings", "source_url"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     done.to_csv(args.out, index=False, float_format="%.6g")

@@ -37,9 +37,9 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             "batch", "speedup", "draft_position", "acceptance_low", "acceptance_high",
             # chapter 11: ML.ENERGY's parallelism and mean batch (mlenergy_llm.csv)
             "tensor_parallel", "expert_parallel", "mean_batch",
-            # chapter 9's peer baseline (peer_llm_analysis.csv): a row index into another
-            # table, and a prediction whose unit is in the same row's `unit` column
-            "row", "predicted",
+            # chapter 9's peer baseline (peer_llm_analysis.csv): a prediction whose unit is in
+            # the same row's `unit` column
+            "predicted",
             # chapter 11: a data center's power usage effectiveness (datacenter_pue.csv)
             "pue", "year",
             # chapter 9's derived fits: rows fitted on, and a stack's two multipliers
@@ -87,6 +87,17 @@ def test_data_dictionary_documents_every_column(path):
 @pytest.mark.parametrize("table", sorted(rowids.PREFIXES))
 def test_published_rows_keep_ids_that_are_present_unique_and_never_reused(table):
     assert rowids.problems(table) == []
+
+
+def test_every_row_a_derived_table_names_is_a_published_row():
+    """Derived tables join a published row by its id: every id they name is in its table."""
+    for path in (DATA / "step_model_crossval.csv", DATA / "peer_llm_analysis.csv"):
+        df = pd.read_csv(path)
+        assert set(df["table"]) <= set(rowids.PREFIXES), path.name
+        for table, part in df.groupby("table"):
+            unknown = set(part[tables.ROW_ID]) - set(pd.read_csv(DATA / f"{table}.csv")[
+                tables.ROW_ID])
+            assert not unknown, f"{path.name} names rows {sorted(unknown)[:5]} not in {table}"
 
 
 def _ids_copy(tmp_path, monkeypatch, edit, retire=()) -> list[str]:

@@ -12,7 +12,8 @@ every page wait and hides what was fitted on what. So the fits are made here, by
   :func:`napkin.predict.calibrated` returns);
 - ``step_model_crossval.csv``: every row's prediction by a fit that never saw it, in each
   cross-validation fold it is scored in (:func:`folds`), with whether its chip and model were
-  in that fold's training rows (``case``: ``"seen"`` or ``"new"``).
+  in that fold's training rows (``case``: ``"seen"`` or ``"new"``), the row named by its
+  ``row_id`` (:mod:`napkin.rowids`).
 
 ``tests/test_validation.py`` refits the published calibration from the raw rows and
 compares it with the stored one.
@@ -67,10 +68,10 @@ def rows() -> pd.DataFrame:
     """Every usable published row (:func:`napkin.validation.fitting.usable`) with its MLPerf
     round (blank for other sources), chip family and whether the fixed split trains on it."""
     cases = usable(all_cases())
-    m = mlperf()
+    m = mlperf().set_index(tables.ROW_ID)
     rounds = pd.Series("", index=cases.index, dtype=object)
     is_mlperf = cases["table"] == "mlperf_llm"
-    rounds[is_mlperf] = m.loc[cases.loc[is_mlperf, "row"], "round"].to_numpy()
+    rounds[is_mlperf] = m.loc[cases.loc[is_mlperf, tables.ROW_ID], "round"].to_numpy()
     family = {chip: f for f, chips in CHIP_FAMILIES.items() for chip in chips}
     return cases.assign(round=rounds, family=cases["chip"].map(family).fillna(cases["chip"]))
 
@@ -79,8 +80,8 @@ def tpot_tail(cases: pd.DataFrame) -> float:
     """99th-percentile over mean time per output token in the MLPerf Server and Interactive
     logs among ``cases`` (median over runs): how much the slowest requests' tokens lag. It
     is measured, not fitted, and every structure but the plain roofline uses it."""
-    m = mlperf()
-    runs = m.loc[cases.loc[cases["table"] == "mlperf_llm", "row"]]
+    m = mlperf().set_index(tables.ROW_ID)
+    runs = m.loc[cases.loc[cases["table"] == "mlperf_llm", tables.ROW_ID]]
     runs = runs[runs["tpot_mean_ms"].notna() & runs["tpot_p99_ms"].notna()]
     return float((runs["tpot_p99_ms"] / runs["tpot_mean_ms"]).median())
 
@@ -161,7 +162,7 @@ def crossval(cases: pd.DataFrame, structures=CROSSVALIDATED,
             pred = predict_cases(test, f.calibration, stacks=f.stacks).to_numpy(float)
             out.append(pd.DataFrame({
                 "fold_kind": fold.kind, "fold": fold.name, "structure": s.name,
-                "table": test["table"].to_numpy(), "row": test["row"].to_numpy(),
+                "table": test["table"].to_numpy(), tables.ROW_ID: test[tables.ROW_ID].to_numpy(),
                 "case": case, "predicted": pred}))
             progress(f"fold {i}/{len(all_folds)} ({fold.kind}: {fold.name}, "
                      f"{int(fold.test.sum())} rows scored): {s.name} in "
