@@ -15,7 +15,9 @@ every page wait and hides what was fitted on what. So the fits are made here, by
   in that fold's training rows (``case``: ``"seen"`` or ``"new"``), the row named by its
   ``row_id`` (:mod:`napkin.rowids`).
 
-``tests/test_validation.py`` refits the published calibration from the raw rows and
+The script writes each table with its fingerprint (:mod:`napkin.derived`): the data it read
+and this module's code with everything it imports, which ``tests/test_derived.py`` checks in
+seconds; ``tests/test_validation.py`` refits the published calibration from the raw rows and
 compares it with the stored one.
 """
 
@@ -40,6 +42,8 @@ SHORT_SOURCE = "https://github.com/napkin-book/prefill-decode/blob/main/scripts/
 SOURCE = f"{SHORT_SOURCE} (napkin.validation.derive), from data/mlperf_llm.csv and " \
          "data/serving_measurements.csv"
 CROSSVAL_TABLE = "step_model_crossval"
+#: The tables :func:`build` makes.
+TABLES = (PARAMETERS_TABLE, STACKS_TABLE, CROSSVAL_TABLE)
 FIXED = "fixed split"
 #: The structures cross-validated (the others are scored on the fixed split only).
 CROSSVALIDATED = (CALIBRATED, ONE_NUMBER)
@@ -235,6 +239,6 @@ def write(frames: dict[str, pd.DataFrame], overwrite: bool = False,
     return paths
 
 
-__all__ = ["SOURCE", "CROSSVAL_TABLE", "FIXED", "CROSSVALIDATED", "CHIP_FAMILIES", "ROUNDS",
+__all__ = ["SOURCE", "CROSSVAL_TABLE", "TABLES", "FIXED", "CROSSVALIDATED", "CHIP_FAMILIES", "ROUNDS",
            "Fold", "rows", "tpot_tail", "fit_on", "folds", "crossval", "fits",
            "fixed_split", "build", "write"]

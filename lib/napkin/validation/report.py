@@ -25,7 +25,7 @@ from .rows import group_of
 from .scoring import predict_cases, prepare
 
 __all__ = ["bands", "BANDS", "case_of", "CASES", "seen_in", "crossval", "error_band", "error_table", "errors",
-           "factor_stats", "peer_errors", "scored", "with_rows"]
+           "factor_stats", "PEER_TABLE", "peer_errors", "scored", "with_rows"]
 
 #: The scenarios other chapters quote, and the groups of rows each covers.
 BANDS = {"offline": ("MLPerf Offline",),
@@ -34,6 +34,8 @@ BANDS = {"offline": ("MLPerf Offline",),
          "published": None,  # every other published table
          "all": None}
 CASES = ("new", "seen", "all")
+#: A peer calculator's predictions of the published rows (``benchmarks/peer_llm_analysis.py``).
+PEER_TABLE = "peer_llm_analysis"
 
 
 def factor_stats(log_ratio, speed) -> dict:
@@ -202,7 +204,7 @@ def error_band(scenario: str = "all", case: str = "new", structure: str = MODEL)
                      f"{s['n']:,} predictions)")}
 
 
-def peer_errors(table: str = "peer_llm_analysis") -> pd.DataFrame:
+def peer_errors(table: str = PEER_TABLE) -> pd.DataFrame:
     """A peer calculator's stored predictions (``data/peer_llm_analysis.csv``, made at its
     defaults by ``benchmarks/peer_llm_analysis.py``) beside the rows they predict, with
     their errors; empty when the table is absent."""
