@@ -6,7 +6,9 @@ Chapter 9 scores the book's step model against published LLM-serving measurement
 beside it one peer calculator, run as it comes: llm-analysis (https://github.com/cli99/
 llm-analysis, PyPI ``llm-analysis``), an analytical latency and memory calculator. This script
 asks it, row by row, for the number each measurement reports, and writes the answers to
-``data/peer_llm_analysis.csv``.
+``data/peer_llm_analysis.csv`` (each naming its measurement by ``row_id``) with their
+fingerprint, ``data/peer_llm_analysis.fingerprint.json`` (``lib/napkin/derived.py``): the data
+files read while predicting and this script's code, which ``tests/test_derived.py`` checks.
 
 Nothing of llm-analysis is tuned: its efficiency factors stay at their defaults, its GPUs are
 its own GPU configs, its data type is its own ``w16a16e16`` (FP16 weights, activations and
@@ -27,6 +29,7 @@ It refuses to overwrite an existing output unless given ``--overwrite``.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import math
@@ -52,6 +55,20 @@ TOOL = f"llm-analysis {version('llm-analysis')}"
 SOURCE = (f"benchmarks/peer_llm_analysis.py ({TOOL}: "
           f"https://pypi.org/project/llm-analysis/{version('llm-analysis')}/)")
 DTYPE = "w16a16e16"  # llm-analysis's FP16 weights, activations and embeddings
+REFIT = ("/work/venv-peer/bin/python benchmarks/peer_llm_analysis.py --overwrite "
+         "(in llm-analysis's own environment: benchmarks/README.md)")
+
+
+def _derived():
+    """The book's fingerprints of derived tables, ``lib/napkin/derived.py``, loaded by its path:
+    it needs only the standard library, and this environment has llm-analysis, not the book's
+    packages."""
+    spec = importlib.util.spec_from_file_location("napkin_derived",
+                                                  REPO / "lib" / "napkin" / "derived.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 #: The tables' GPU names -> llm-analysis's GPU config. Any name not here is skipped: llm-analysis
 #: has no config for it (GH200, H200, B200, MI300X, Gaudi 2, Intel GPUs, L40S, SN40L ...), and
@@ -320,9 +337,9 @@ def summary_lines(done: pd.DataFrame, skipped: Counter, measured: dict) -> list[
     if done.empty:
         return lines
     d = done.copy()
-    d["measured"] = [measured[(t, i)][0] for t, i in zip(d["table"], d["row"])]
-    d["gpu"] = [measured[(t, i)][1] for t, i in zip(d["table"], d["row"])]
-    d["metric"] = [measured[(t, i)][2] for t, i in zip(d["table"], d["row"])]
+    d["measured"] = [measured[(t, i)][0] for t, i in zip(d["table"], d["row_id"])]
+    d["gpu"] = [measured[(t, i)][1] for t, i in zip(d["table"], d["row_id"])]
+    d["metric"] = [measured[(t, i)][2] for t, i in zip(d["table"], d["row_id"])]
     d["factor"] = factor(d["predicted"].to_numpy(float), d["measured"].to_numpy(float))
     # how much faster llm-analysis says it runs than it ran: measured/predicted for a time,
     # predicted/measured for a token rate (above 1: the prediction is optimistic)
@@ -354,39 +371,43 @@ def main(argv: list[str] | None = None) -> int:
 
     la_logger.setLevel(logging.ERROR)  # llm-analysis logs every step at INFO/WARNING
     check_reader_mirror()
+    derived = _derived()
 
-    tables = {
-        "serving_measurements": (pd.read_csv(DATA / "serving_measurements.csv"),
-                                 predict_serving, "gpu", "metric"),
-        "mlperf_llm": (pd.read_csv(DATA / "mlperf_llm.csv"), predict_mlperf,
-                       "accelerator", "scenario"),
-    }
-    total = sum(len(t[0]) for t in tables.values())
-    rows, skipped, measured, n = [], Counter(), {}, 0
-    for table, (df, predict, gpu_col, metric_col) in tables.items():
-        for r in df.itertuples():
-            n += 1
-            try:
-                value, settings = predict(r)
-            except Skip as why:
-                skipped[f"{table}: {why}"] += 1
-            else:
-                if not (math.isfinite(value) and value > 0):
-                    skipped[f"{table}: prediction not a positive number"] += 1
+    with derived.Reads(DATA) as reads:  # what the predictions are made from
+        tables = {
+            "serving_measurements": (pd.read_csv(DATA / "serving_measurements.csv"),
+                                     predict_serving, "gpu", "metric"),
+            "mlperf_llm": (pd.read_csv(DATA / "mlperf_llm.csv"), predict_mlperf,
+                           "accelerator", "scenario"),
+        }
+        total = sum(len(t[0]) for t in tables.values())
+        rows, skipped, measured, n = [], Counter(), {}, 0
+        for table, (df, predict, gpu_col, metric_col) in tables.items():
+            for r in df.itertuples():
+                n += 1
+                try:
+                    value, settings = predict(r)
+                except Skip as why:
+                    skipped[f"{table}: {why}"] += 1
                 else:
-                    rows.append({"table": table, "row": r.Index, "predicted": value,
-                                 "unit": str(r.unit), "tool": TOOL, "settings": settings,
-                                 "source_url": SOURCE})
-                    measured[(table, r.Index)] = (float(r.value), str(getattr(r, gpu_col)),
-                                                  str(getattr(r, metric_col)))
-            if n % 250 == 0 or n == total:
-                print(f"rows {n} / {total} done ({len(rows)} predicted)", flush=True)
+                    if not (math.isfinite(value) and value > 0):
+                        skipped[f"{table}: prediction not a positive number"] += 1
+                    else:
+                        rows.append({"table": table, "row_id": r.row_id, "predicted": value,
+                                     "unit": str(r.unit), "tool": TOOL, "settings": settings,
+                                     "source_url": SOURCE})
+                        measured[(table, r.row_id)] = (float(r.value),
+                                                       str(getattr(r, gpu_col)),
+                                                       str(getattr(r, metric_col)))
+                if n % 250 == 0 or n == total:
+                    print(f"rows {n} / {total} done ({len(rows)} predicted)", flush=True)
 
-    done = pd.DataFrame(rows, columns=["table", "row", "predicted", "unit", "tool",
+    done = pd.DataFrame(rows, columns=["table", "row_id", "predicted", "unit", "tool",
                                        "settings", "source_url"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     done.to_csv(args.out, index=False, float_format="%.6g")
-    print(f"wrote {len(done)} rows to {args.out}")
+    print(f"wrote {len(done)} rows to {args.out} and "
+          f"{derived.stamp(args.out, reads, Path(__file__), REFIT)}")
     print("\n".join(summary_lines(done, skipped, measured)))
     print("\n".join(parameter_lines()))
     return 0

@@ -68,7 +68,7 @@ best_config = max(configs, key=lambda c: g2.loc[c, "goodput_req_per_s"])
 band = error_band("server", "seen")
 cv = crossval()
 glue("seen_rows", int(cv[(cv["chip"] == S.chip) & (cv["model"] == "Llama-3.3-70B")][
-    ["table", "row"]].drop_duplicates().shape[0]))
+    ["table", "row_id"]].drop_duplicates().shape[0]))
 
 glue("cap_ref", best_cap["requests_per_s"])
 glue("cap_ref_tok", best_cap["tokens_per_s"])

@@ -4,7 +4,8 @@ The research files (``../shared/research`` by default) hold every public figure
 with its source, as found. This script picks what the book uses, gives every
 chip one stable name, puts the unit into every column name and keeps each row's
 ``source_url``. It never overwrites a table that already exists unless told to
-with ``--overwrite``, so hand edits to data/ are not lost by accident.
+with ``--overwrite``, so hand edits to data/ are not lost by accident. The rows of
+the tables derived tables refer to keep their ``row_id`` (napkin.rowids).
 
     python scripts/curate_data.py [--research DIR] [--overwrite]
 """
@@ -19,6 +20,7 @@ import sys
 from pathlib import Path
 
 import curate_costs  # chapter 11's tables (prices, power, energy)
+from napkin import rowids
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -959,6 +961,21 @@ TABLES = {
 }
 
 
+def with_row_ids(out: Path, rows: list[dict]) -> list[dict]:
+    """``rows`` with the ids their rows have in ``out`` (new rows get new ids); says which ids
+    the rebuild left without a row, each either corrected (give it back by hand) or removed
+    (retire it)."""
+    existing = read(out) if out.exists() else []
+    rows = rowids.issue(out.stem, rows, existing)
+    left = sorted({r["row_id"] for r in existing} - {r["row_id"] for r in rows})
+    if left:
+        print(f"note   data/{out.name}: {len(left)} ids no longer match a row "
+              f"({', '.join(left[:5])}{' ...' if len(left) > 5 else ''}): a row corrected in "
+              f"the research drop came back under a new id, so give it its old one by hand; "
+              f"a row removed retires its id in data/{rowids.RETIRED}.csv")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--research", type=Path, default=ROOT.parent / "shared" / "research")
@@ -974,6 +991,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         # A row whose source names no address cannot be checked by a reader: leave it out.
         rows = [r for r in build(args.research) if "http" in r["source_url"]]
+        if out.stem in rowids.PREFIXES:
+            rows = with_row_ids(out, rows)
         tmp = out.with_suffix(".tmp")
         with tmp.open("w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")

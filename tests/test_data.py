@@ -8,6 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from napkin import rowids, tables
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 TABLES = sorted(DATA.glob("*.csv"))
 README = (DATA / "README.md").read_text()
@@ -35,9 +37,9 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             "batch", "speedup", "draft_position", "acceptance_low", "acceptance_high",
             # chapter 11: ML.ENERGY's parallelism and mean batch (mlenergy_llm.csv)
             "tensor_parallel", "expert_parallel", "mean_batch",
-            # chapter 9's peer baseline (peer_llm_analysis.csv): a row index into another
-            # table, and a prediction whose unit is in the same row's `unit` column
-            "row", "predicted",
+            # chapter 9's peer baseline (peer_llm_analysis.csv): a prediction whose unit is in
+            # the same row's `unit` column
+            "predicted",
             # chapter 11: a data center's power usage effectiveness (datacenter_pue.csv)
             "pue", "year",
             # chapter 9's derived fits: rows fitted on, and a stack's two multipliers
@@ -80,6 +82,57 @@ def test_data_dictionary_documents_every_column(path):
     body = section[1].split("\n## ")[0]
     for col in pd.read_csv(path, nrows=0).columns:
         assert f"| `{col}` |" in body, f"data/README.md does not document {path.name}:{col}"
+
+
+@pytest.mark.parametrize("table", sorted(rowids.PREFIXES))
+def test_published_rows_keep_ids_that_are_present_unique_and_never_reused(table):
+    assert rowids.problems(table) == []
+
+
+def test_every_row_a_derived_table_names_is_a_published_row():
+    """Derived tables join a published row by its id: every id they name is in its table."""
+    for path in (DATA / "step_model_crossval.csv", DATA / "peer_llm_analysis.csv"):
+        df = pd.read_csv(path)
+        assert set(df["table"]) <= set(rowids.PREFIXES), path.name
+        for table, part in df.groupby("table"):
+            unknown = set(part[tables.ROW_ID]) - set(pd.read_csv(DATA / f"{table}.csv")[
+                tables.ROW_ID])
+            assert not unknown, f"{path.name} names rows {sorted(unknown)[:5]} not in {table}"
+
+
+def _ids_copy(tmp_path, monkeypatch, edit, retire=()) -> list[str]:
+    """``rowids.problems`` of mlperf_llm after ``edit`` (of its rows) on a copy of data/,
+    with ``retire`` retired."""
+    for name in ("mlperf_llm", rowids.RETIRED):
+        (tmp_path / f"{name}.csv").write_bytes((DATA / f"{name}.csv").read_bytes())
+    df = edit(pd.read_csv(tmp_path / "mlperf_llm.csv"))
+    df.to_csv(tmp_path / "mlperf_llm.csv", index=False)
+    pd.DataFrame({"table": "mlperf_llm", tables.ROW_ID: list(retire), "why": "a test",
+                  "source_url": "https://example.org"}).to_csv(
+        tmp_path / f"{rowids.RETIRED}.csv", index=False)
+    monkeypatch.setenv("NAPKIN_DATA", str(tmp_path))
+    return rowids.problems("mlperf_llm")
+
+
+def test_a_row_removed_without_retiring_its_id_or_an_id_reused_is_refused(tmp_path,
+                                                                           monkeypatch):
+    def drop(df):
+        return df[df[tables.ROW_ID] != "mlperf-0042"]
+
+    assert "mlperf-0042" in " ".join(_ids_copy(tmp_path, monkeypatch, drop))
+    assert _ids_copy(tmp_path, monkeypatch, drop, retire=["mlperf-0042"]) == []
+    assert "retired ids in use again: mlperf-0041" in " ".join(
+        _ids_copy(tmp_path, monkeypatch, drop, retire=["mlperf-0041", "mlperf-0042"]))
+    twice = _ids_copy(tmp_path, monkeypatch, lambda df: df.replace({"mlperf-0007": "mlperf-0006"}))
+    assert any("more than one row: mlperf-0006" in p for p in twice)
+    blank = _ids_copy(tmp_path, monkeypatch, lambda df: df.replace({"mlperf-0007": ""}))
+    assert any("without a row_id" in p for p in blank)
+
+
+def test_a_rebuilt_table_keeps_its_ids_and_new_rows_take_the_next_number():
+    existing = [{tables.ROW_ID: "mlperf-0001", "a": "1"}, {tables.ROW_ID: "mlperf-0002", "a": "2"}]
+    rebuilt = rowids.issue("mlperf_llm", [{"a": "9"}, {"a": "2"}, {"a": "1"}], existing)
+    assert [r[tables.ROW_ID] for r in rebuilt] == ["mlperf-0003", "mlperf-0002", "mlperf-0001"]
 
 
 def test_hardware_specs_name_their_unit():

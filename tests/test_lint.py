@@ -19,28 +19,14 @@ def test_code_passes_ruff():
 
 def _imports() -> dict[str, set[str]]:
     """Every napkin module and the napkin modules it imports, at module level or inside a
-    function (a deferred import still ties the two together)."""
-    import ast
+    function (a deferred import still ties the two together): napkin.derived.imports, which
+    finds the code a derived table is made by the same way."""
+    from napkin import derived
 
     lib = ROOT / "lib"
     paths = {".".join(p.relative_to(lib).with_suffix("").parts).removesuffix(".__init__"): p
              for p in (lib / "napkin").rglob("*.py")}
-    graph = {}
-    for name, path in paths.items():
-        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = package.split(".")
-                    base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
-                for alias in node.names:
-                    found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths else base)
-            elif isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-        graph[name] = {m for m in found if m in paths and m != name}
-    return graph
+    return {name: derived.imports(path) for name, path in paths.items()}
 
 
 def test_the_library_has_no_import_circle():

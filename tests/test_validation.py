@@ -92,7 +92,7 @@ def test_bad_tables_are_refused_and_empty_ones_are_empty():
 def test_the_split_is_by_round_and_by_chip():
     cases = v.all_cases()
     m = cases[cases["table"] == "mlperf_llm"]
-    rounds = v.mlperf().loc[m["row"], "round"].to_numpy()
+    rounds = v.mlperf().set_index("row_id").loc[m["row_id"], "round"].to_numpy()
     assert (m["split"].to_numpy() == np.where(np.isin(rounds, v.TRAIN_ROUNDS), "train",
                                               "test")).all()
     s = cases[cases["table"] == "serving_measurements"]
@@ -214,6 +214,30 @@ def test_a_band_is_recomputed_from_the_rows_in_data(tmp_path, monkeypatch):
         scaled = v.error_band("offline", "all")
         assert scaled["n"] == band["n"]
         assert scaled["bias"] == pytest.approx(band["bias"] / 1.5, rel=1e-9)
+    finally:
+        monkeypatch.delenv("NAPKIN_DATA")
+        v.refresh()
+
+
+def test_a_row_inserted_mid_table_leaves_every_stored_prediction_on_its_row(tmp_path,
+                                                                          monkeypatch):
+    """Derived tables join a published row by its id, not its position: a row inserted near
+    the top of mlperf_llm.csv moves every row below it, and every stored cross-validated
+    prediction still meets the measurement it was made for."""
+    keys = ["fold", "structure", "table", "row_id", "measured", "chip", "model"]
+    stored = v.tables.load("step_model_crossval")
+    before = v.report.with_rows(stored)[keys]
+    data = tmp_path / "data"
+    shutil.copytree(v.tables.data_dir(), data)
+    m = pd.read_csv(data / "mlperf_llm.csv", dtype=str, keep_default_na=False)
+    new = m.iloc[[300]].assign(row_id="mlperf-0648", value="1.0")
+    pd.concat([m.iloc[:10], new, m.iloc[10:]]).to_csv(data / "mlperf_llm.csv", index=False)
+    monkeypatch.setenv("NAPKIN_DATA", str(data))
+    v.refresh()
+    try:
+        after = v.report.with_rows(stored)[keys]
+        pd.testing.assert_frame_equal(after.reset_index(drop=True),
+                                      before.reset_index(drop=True))
     finally:
         monkeypatch.delenv("NAPKIN_DATA")
         v.refresh()

@@ -14,7 +14,12 @@ from pathlib import Path
 import pandas as pd
 
 __all__ = ["available", "BYTE_FORMATS", "data_dir", "DISPLAY_FORMATS", "load", "path_of", "row",
-           "Shown", "SORT_SCRIPT", "sortable", "Sortable", "sources", "styled", "version"]
+           "ROW_ID", "Shown", "SORT_SCRIPT", "sortable", "Sortable", "sources", "styled",
+           "version"]
+
+#: The column that names a published row for good (:mod:`napkin.rowids`), by which derived
+#: tables join it: never its position in the file.
+ROW_ID = "row_id"
 
 
 def data_dir() -> Path:

@@ -246,7 +246,7 @@ def baselines_table() -> pd.DataFrame:
         peer = peer.assign(scenario=_scenario(peer), structure=PEER)
         out = pd.concat([out, stats_by(peer, ["scenario", "structure"])], ignore_index=True)
         mine = held_out((calib.MODEL,))
-        same = mine.merge(peer[["table", "row"]], on=["table", "row"])
+        same = mine.merge(peer[["table", tables.ROW_ID]], on=["table", tables.ROW_ID])
         same = same.assign(structure=f"{calib.MODEL}, on the peer's rows")
         out = pd.concat([out, stats_by(same, ["scenario", "structure"])], ignore_index=True)
     order = {k: i for i, k in enumerate(SCENARIOS)}
@@ -332,12 +332,12 @@ SPECULATIVE_NOTE = r"\bMTP\b|speculative|EAGLE|draft model"
 
 
 def speculative(predictions: pd.DataFrame) -> pd.Series:
-    """Whether each prediction's published row (``table``, ``row``) ran speculative
+    """Whether each prediction's published row (``table``, ``row_id``) ran speculative
     decoding, by its notes (:data:`SPECULATIVE_NOTE`)."""
     flags = pd.Series(False, index=predictions.index)
     for table, part in predictions.groupby("table"):
-        notes = tables.load(table)["notes"].fillna("")
-        flags[part.index] = notes.loc[part["row"]].str.contains(
+        notes = tables.load(table).set_index(tables.ROW_ID)["notes"].fillna("")
+        flags[part.index] = notes.loc[part[tables.ROW_ID]].str.contains(
             SPECULATIVE_NOTE, case=False, regex=True).to_numpy()
     return flags
 

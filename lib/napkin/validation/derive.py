@@ -12,9 +12,12 @@ every page wait and hides what was fitted on what. So the fits are made here, by
   :func:`napkin.predict.calibrated` returns);
 - ``step_model_crossval.csv``: every row's prediction by a fit that never saw it, in each
   cross-validation fold it is scored in (:func:`folds`), with whether its chip and model were
-  in that fold's training rows (``case``: ``"seen"`` or ``"new"``).
+  in that fold's training rows (``case``: ``"seen"`` or ``"new"``), the row named by its
+  ``row_id`` (:mod:`napkin.rowids`).
 
-``tests/test_validation.py`` refits the published calibration from the raw rows and
+The script writes each table with its fingerprint (:mod:`napkin.derived`): the data it read
+and this module's code with everything it imports, which ``tests/test_derived.py`` checks in
+seconds; ``tests/test_validation.py`` refits the published calibration from the raw rows and
 compares it with the stored one.
 """
 
@@ -39,6 +42,8 @@ SHORT_SOURCE = "https://github.com/napkin-book/prefill-decode/blob/main/scripts/
 SOURCE = f"{SHORT_SOURCE} (napkin.validation.derive), from data/mlperf_llm.csv and " \
          "data/serving_measurements.csv"
 CROSSVAL_TABLE = "step_model_crossval"
+#: The tables :func:`build` makes.
+TABLES = (PARAMETERS_TABLE, STACKS_TABLE, CROSSVAL_TABLE)
 FIXED = "fixed split"
 #: The structures cross-validated (the others are scored on the fixed split only).
 CROSSVALIDATED = (CALIBRATED, ONE_NUMBER)
@@ -67,10 +72,10 @@ def rows() -> pd.DataFrame:
     """Every usable published row (:func:`napkin.validation.fitting.usable`) with its MLPerf
     round (blank for other sources), chip family and whether the fixed split trains on it."""
     cases = usable(all_cases())
-    m = mlperf()
+    m = mlperf().set_index(tables.ROW_ID)
     rounds = pd.Series("", index=cases.index, dtype=object)
     is_mlperf = cases["table"] == "mlperf_llm"
-    rounds[is_mlperf] = m.loc[cases.loc[is_mlperf, "row"], "round"].to_numpy()
+    rounds[is_mlperf] = m.loc[cases.loc[is_mlperf, tables.ROW_ID], "round"].to_numpy()
     family = {chip: f for f, chips in CHIP_FAMILIES.items() for chip in chips}
     return cases.assign(round=rounds, family=cases["chip"].map(family).fillna(cases["chip"]))
 
@@ -79,8 +84,8 @@ def tpot_tail(cases: pd.DataFrame) -> float:
     """99th-percentile over mean time per output token in the MLPerf Server and Interactive
     logs among ``cases`` (median over runs): how much the slowest requests' tokens lag. It
     is measured, not fitted, and every structure but the plain roofline uses it."""
-    m = mlperf()
-    runs = m.loc[cases.loc[cases["table"] == "mlperf_llm", "row"]]
+    m = mlperf().set_index(tables.ROW_ID)
+    runs = m.loc[cases.loc[cases["table"] == "mlperf_llm", tables.ROW_ID]]
     runs = runs[runs["tpot_mean_ms"].notna() & runs["tpot_p99_ms"].notna()]
     return float((runs["tpot_p99_ms"] / runs["tpot_mean_ms"]).median())
 
@@ -161,7 +166,7 @@ def crossval(cases: pd.DataFrame, structures=CROSSVALIDATED,
             pred = predict_cases(test, f.calibration, stacks=f.stacks).to_numpy(float)
             out.append(pd.DataFrame({
                 "fold_kind": fold.kind, "fold": fold.name, "structure": s.name,
-                "table": test["table"].to_numpy(), "row": test["row"].to_numpy(),
+                "table": test["table"].to_numpy(), tables.ROW_ID: test[tables.ROW_ID].to_numpy(),
                 "case": case, "predicted": pred}))
             progress(f"fold {i}/{len(all_folds)} ({fold.kind}: {fold.name}, "
                      f"{int(fold.test.sum())} rows scored): {s.name} in "
@@ -234,6 +239,6 @@ def write(frames: dict[str, pd.DataFrame], overwrite: bool = False,
     return paths
 
 
-__all__ = ["SOURCE", "CROSSVAL_TABLE", "FIXED", "CROSSVALIDATED", "CHIP_FAMILIES", "ROUNDS",
+__all__ = ["SOURCE", "CROSSVAL_TABLE", "TABLES", "FIXED", "CROSSVALIDATED", "CHIP_FAMILIES", "ROUNDS",
            "Fold", "rows", "tpot_tail", "fit_on", "folds", "crossval", "fits",
            "fixed_split", "build", "write"]

@@ -25,7 +25,7 @@ from .rows import group_of
 from .scoring import predict_cases, prepare
 
 __all__ = ["bands", "BANDS", "case_of", "CASES", "seen_in", "crossval", "error_band", "error_table", "errors",
-           "factor_stats", "peer_errors", "scored", "with_rows"]
+           "factor_stats", "PEER_TABLE", "peer_errors", "scored", "with_rows"]
 
 #: The scenarios other chapters quote, and the groups of rows each covers.
 BANDS = {"offline": ("MLPerf Offline",),
@@ -34,6 +34,8 @@ BANDS = {"offline": ("MLPerf Offline",),
          "published": None,  # every other published table
          "all": None}
 CASES = ("new", "seen", "all")
+#: A peer calculator's predictions of the published rows (``benchmarks/peer_llm_analysis.py``).
+PEER_TABLE = "peer_llm_analysis"
 
 
 def factor_stats(log_ratio, speed) -> dict:
@@ -108,23 +110,23 @@ def _crossval_table() -> pd.DataFrame:
 
 
 def with_rows(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Predictions of published rows (``table``, ``row``, ``predicted``) joined with each
+    """Predictions of published rows (``table``, ``row_id``, ``predicted``) joined with each
     row's measurement, chip, model, family, stack and group, and their errors."""
-    cases = rows()[["table", "row", "measured", "kind", "chip", "model", "source",
+    cases = rows()[["table", tables.ROW_ID, "measured", "kind", "chip", "model", "source",
                     "scenario", "family", "stack"]].copy()
     cases["group"] = group_of(cases)
-    return _errors(predictions.merge(cases, on=["table", "row"], how="inner"))
+    return _errors(predictions.merge(cases, on=["table", tables.ROW_ID], how="inner"))
 
 
 @lru_cache(maxsize=1)
 def _crossval() -> pd.DataFrame:
     stored_cv = _crossval_table()
-    folds = stored_cv[stored_cv["structure"] == MODEL][["fold_kind", "fold", "table", "row",
-                                                        "case"]]
+    folds = stored_cv[stored_cv["structure"] == MODEL][["fold_kind", "fold", "table",
+                                                        tables.ROW_ID, "case"]]
     fitted = set(stored_cv["structure"])
     s = scored()
-    unfitted = [folds.merge(s[s["structure"] == name][["table", "row", "predicted"]],
-                            on=["table", "row"]).assign(structure=name)
+    unfitted = [folds.merge(s[s["structure"] == name][["table", tables.ROW_ID, "predicted"]],
+                            on=["table", tables.ROW_ID]).assign(structure=name)
                 for name, structure in STRUCTURES.items()
                 if not structure.fitted and name not in fitted]
     return with_rows(pd.concat([stored_cv] + unfitted, ignore_index=True))
@@ -202,12 +204,12 @@ def error_band(scenario: str = "all", case: str = "new", structure: str = MODEL)
                      f"{s['n']:,} predictions)")}
 
 
-def peer_errors(table: str = "peer_llm_analysis") -> pd.DataFrame:
+def peer_errors(table: str = PEER_TABLE) -> pd.DataFrame:
     """A peer calculator's stored predictions (``data/peer_llm_analysis.csv``, made at its
     defaults by ``benchmarks/peer_llm_analysis.py``) beside the rows they predict, with
     their errors; empty when the table is absent."""
     if table not in tables.available():
         return pd.DataFrame()
-    peer = tables.load(table)[["table", "row", "predicted", "tool"]]
-    split = rows()[["table", "row", "split"]]
-    return with_rows(peer).merge(split, on=["table", "row"])
+    peer = tables.load(table)[["table", tables.ROW_ID, "predicted", "tool"]]
+    split = rows()[["table", tables.ROW_ID, "split"]]
+    return with_rows(peer).merge(split, on=["table", tables.ROW_ID])

@@ -418,11 +418,12 @@ def interpret(rows: pd.DataFrame) -> pd.DataFrame:
 
 def all_cases() -> pd.DataFrame:
     """Every published row, read: MLPerf first, then the serving measurements; the columns of
-    :func:`interpret` plus ``table`` and ``row`` (the row's position in its table)."""
+    :func:`interpret` plus ``table`` and ``row_id`` (the row's stable id in its table,
+    :mod:`napkin.rowids`: what derived tables join on)."""
     m, s = mlperf(), serving()
     a, b = interpret(m), interpret(s)
     a["table"], b["table"] = "mlperf_llm", "serving_measurements"
-    a["row"], b["row"] = m.index, s.index
+    a[tables.ROW_ID], b[tables.ROW_ID] = m[tables.ROW_ID], s[tables.ROW_ID]
     a = a.join(pd.DataFrame({"chip_name": m["accelerator"], "detail": m["benchmark_model"],
                              "unit": m["unit"], "engine": m["software"].astype(str)}))
     b = b.join(pd.DataFrame({"chip_name": s["gpu"], "detail": s["model"] + ", " + s["metric"],
