@@ -112,8 +112,11 @@ class SplitPrediction:
 
 def _side(which: str, spec) -> tuple[str, int]:
     """A side given as a chip name or a ``(chip, n_chips)`` pair."""
-    chip, n = (spec, 1) if isinstance(spec, str) else tuple(spec) if isinstance(
-        spec, (tuple, list)) and len(spec) == 2 else (None, None)
+    chip, n = None, None
+    if isinstance(spec, str):
+        chip, n = spec, 1
+    elif isinstance(spec, (tuple, list)) and len(spec) == 2:
+        chip, n = spec
     if not isinstance(chip, str) or isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"{which} must be a book chip name or a (chip, n_chips) pair with "
                          f"n_chips a whole number >= 1, got {spec!r}")
