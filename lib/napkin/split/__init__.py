@@ -1,5 +1,5 @@
 """Different machines, computed: prefill on one kind of hardware, decode on another, the KV
-cache crossing a link between them (chapter 12).
+cache crossing a link between them (the engine of the book's next chapter, not yet written).
 
 - :mod:`napkin.split.pair`: one pair and one workload, :func:`predict_split`.
 """
