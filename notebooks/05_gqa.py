@@ -22,9 +22,12 @@
 # ```{admonition} In one minute
 # :class: tip
 # - GQA cuts Llama 3.3 70B's KV cache {glue:text}`cut:.0f`-fold, as the essay says, but what a
-#   decode step reads at {glue:text}`full_tokens:,d` tokens falls only
+#   decode step of one sequence reads at {glue:text}`full_tokens:,d` tokens falls only
 #   {glue:text}`step_cut:.1f`-fold, because the weights are read either way; MQA saves another
 #   {glue:text}`mqa_vs_gqa:.2f`x at that depth ([the three layouts](#gqa-variants-table)).
+#   With the essay's batch of {glue:text}`essay_batch:d` sequences of
+#   {glue:text}`essay_depth:,d` tokens, whose caches outweigh the weights, a step reads
+#   {glue:text}`batch_step_cut:.1f`-fold less.
 # - The essay's {glue:text}`essay_mha_mib:.2f` MiB per token for full multi-head attention is
 #   neither unit: it is {glue:text}`mha_token_mb:.2f` MB, or {glue:text}`mha_token_mib:.2f` MiB
 #   ([the three layouts](#gqa-variants-table)).
@@ -111,6 +114,14 @@ step_cut = row.loc["MHA", f"read_at_{full}_bytes"] / row.loc["GQA", f"read_at_{f
 glue("step_cut", step_cut)
 read_full = row[f"read_at_{full}_bytes"]
 glue("mqa_vs_gqa", read_full["GQA"] / read_full["MQA"])
+# the essay's batch: many sequences read many caches, so the layout matters more
+essay_batch = int(essay.claim("kv_example_batch"))
+essay_depth = int(essay.claim("kv_example_context"))
+batch_read = {name: kvcache.decode_step_bytes(cfg, weights, essay_depth, essay_batch)
+              for name, cfg in gqa.variants(llama).items()}
+glue("essay_batch", essay_batch)
+glue("essay_depth", essay_depth)
+glue("batch_step_cut", batch_read["MHA"] / batch_read["GQA"])
 glue("h200_gib", hardware.chip("H200").capacity_bytes / GiB)
 
 # %% [markdown]
@@ -120,9 +131,12 @@ glue("h200_gib", hardware.chip("H200").capacity_bytes / GiB)
 # sequence at {glue:text}`full_tokens:,d` tokens would hold {glue:text}`mha_full_gb:.1f` GB
 # ({glue:text}`mha_full_gib:.0f` GiB), the essay's {glue:text}`essay_mha_gb:.0f` GB. GQA cuts
 # the cache {glue:text}`cut:.0f`-fold, exactly as stated. What a decode step reads falls by
-# less, {glue:text}`step_cut:.1f`-fold at that depth, because the weights are read either way;
-# and going further to MQA saves only another {glue:text}`mqa_vs_gqa:.2f`x, since by then the
-# weights dominate.
+# less, {glue:text}`step_cut:.1f`-fold at that depth for one sequence, because the weights
+# are read either way; and going further to MQA saves only another
+# {glue:text}`mqa_vs_gqa:.2f`x, since by then the weights dominate. A batch reads one cache
+# per sequence beside the one copy of the weights, so there the layout counts for more: for
+# the essay's {glue:text}`essay_batch:d` sequences of {glue:text}`essay_depth:,d` tokens a
+# step reads {glue:text}`batch_step_cut:.1f`-fold less with GQA.
 
 # %% [markdown]
 # ## Decode at depth, on paper

@@ -758,6 +758,10 @@ moe_big = check[(check["kind"] != "dense") & (check["mean_batch"] >= MOE_BIG)]
 glue("moe_big_batch", MOE_BIG)
 glue("moe_big_step", -moe_big["step_error"].median())
 glue("moe_big_meas", -moe_big["error_measured_power"].median())
+# what the cost tables charge a rented H100 instead of its rating
+rented_h100 = power.rented_draw("H100 SXM")
+glue("rented_h100_w", rented_h100["power_W"])
+glue("rented_h100_x", rented_h100["power_W"] / power.rating("H100 SXM")["power_W"])
 glue("moe_big_err", moe_big["error"].median())
 # the prose's signs: a short step, too little energy at the measured power, too much at
 # the rating, for the large batches and for the median run of a mixture of experts
@@ -820,8 +824,11 @@ tables.styled(chapter.error_display(summary.reset_index()), "table-cost-energy-e
 # experts (gpt-oss) at large batches the step model is too fast (its step is
 # {glue:text}`moe_big_step:.0%` shorter than the measured one, median, at mean batches of
 # {glue:text}`moe_big_batch:d` and more), so with the measured power its energy there is
-# too low, by {glue:text}`moe_big_meas:.0%` for the median run. Charged at the rating, as
-# the tables are, the rating's excess outweighs the short step: those runs come out
+# too low, by {glue:text}`moe_big_meas:.0%` for the median run. Charged at the rating (this
+# check's basis, not the cost tables': they charge a rented GPU its share of its server's
+# maximum input times the data center's PUE, {glue:text}`rented_h100_w:,.0f` W for an H100,
+# {glue:text}`rented_h100_x:.1f` times its rating), the rating's excess outweighs the short
+# step: those runs come out
 # {glue:text}`moe_big_err:.0%` too high for the median, and the median mixture-of-experts
 # run over all batches {glue:text}`bias_moe:.0%` too high. The measured servers slow down
 # at those batches in ways the roofline does not see (scheduling and sampling per sequence,
