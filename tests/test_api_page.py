@@ -28,4 +28,5 @@ def test_the_api_pages_stored_outputs_are_what_it_computes_now():
     differ = [f"code cell {i}: {why}" for i, (a, b) in enumerate(pairs, start=1)
               if (why := difference(comparable(a.outputs), comparable(b.outputs)))]
     assert not differ, ("book/api.ipynb is out of date (the library's names or what a chapter "
-                        "reads changed): re-execute it with `make sync`\n" + "\n\n".join(differ[:2]))
+                        "reads changed): re-execute it with `make sync`\n"
+                        + "\n\n".join(differ[:2]))

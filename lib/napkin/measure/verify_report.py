@@ -9,6 +9,7 @@ the memory probe. Chapter 10 draws it.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..texttable import Column, render
@@ -44,20 +45,23 @@ def roof(record: dict):
                 flops_kind=record["kernel"]["kind"])
 
 
-def _step(record: dict, tokens: int, depth: int, which: str = "model"):
+def _cost(record: dict, tokens, depth, which: str = "model"):
     """The roofline's step of ``tokens`` tokens after ``depth`` cached ones on this machine's
-    measured roof: the book's one step model at :data:`~napkin.predict.ROOFLINE` (the weights
-    read once, the cache read once, the FLOPs of every token)."""
+    measured roof (arrays welcome, one element per step): the book's one step model at
+    :data:`~napkin.predict.ROOFLINE` (the weights read once, the cache read once, the FLOPs of
+    every token)."""
     from ..predict import ROOFLINE, step
     from ..predict.engines import on_roof
 
     c = on_roof(_model(record, which), roof(record))
-    return step.cost(c, step.prefill_work(c, 1, tokens, depth), ROOFLINE)
+    work = step.prefill_work(c, 1, np.asarray(tokens, dtype=float),
+                             np.asarray(depth, dtype=float))
+    return step.cost(c, work, ROOFLINE)
 
 
 def predicted_seconds(record: dict, tokens: int, depth: int, which: str = "model") -> float:
-    """Seconds of :func:`_step`."""
-    return float(_step(record, tokens, depth, which).seconds[0])
+    """Seconds of :func:`_cost`'s one step."""
+    return float(_cost(record, tokens, depth, which).seconds[0])
 
 
 def frame(record: dict | None) -> pd.DataFrame:
@@ -67,14 +71,16 @@ def frame(record: dict | None) -> pd.DataFrame:
             "predicted_s", "predicted_relative", "predicted_bound"]
     if record is None:
         return pd.DataFrame(columns=cols)
+    points = record["points"]
+    depths = [p["depth"] for p in points]
+    steps = _cost(record, [p["tokens"] for p in points], depths)  # every point in one pass
+    ones = _cost(record, [1] * len(points), depths).seconds
     rows = []
-    for p in record["points"]:
-        step = _step(record, p["tokens"], p["depth"])
-        one = predicted_seconds(record, 1, p["depth"])
-        seconds = float(step.seconds[0])
+    for i, p in enumerate(points):
+        seconds = float(steps.seconds[i])
         rows.append({**{k: p[k] for k in cols[:6]}, "predicted_s": seconds,
-                     "predicted_relative": seconds / one,
-                     "predicted_bound": str(step.bound[0])})
+                     "predicted_relative": seconds / float(ones[i]),
+                     "predicted_bound": str(steps.bound[i])})
     return pd.DataFrame(rows, columns=cols)
 
 
