@@ -736,8 +736,9 @@ def test_chapters_are_numbered_in_headings_titles_and_sidebar():
 
 
 #: Words a count of one must not be followed by ("1 GPUs"), and plural hedges ("user(s)").
+#: A rate's unit is not a plural noun: a live cell may measure a spread of "± 1 tokens/s".
 ONE_PLURAL = re.compile(r"(?<![\d.,])\b1\s+(GPUs|CPUs|users|chips|tokens|sequences|requests|"
-                        r"runs|models|machines|layers|heads|bytes|seconds|engines|cards)\b")
+                        r"runs|models|machines|layers|heads|bytes|seconds|engines|cards)\b(?!/)")
 HEDGE = re.compile(r"\w\(s\)(?=[\s'\".,;:)]|$)")
 #: A citation label as the book's bibliography style makes it: a few letters of the authors
 #: (a "+" for more), two digits of the year, a letter for a second work that year.
@@ -773,7 +774,7 @@ def test_no_typo_a_test_can_catch():
 @pytest.mark.site
 def test_the_typo_checks_catch_what_they_are_for():
     assert ONE_PLURAL.search("the rented B200 engine (1 GPUs)")
-    assert not ONE_PLURAL.search("8 GPUs, 1 GPU, 1.1 GPUs, 21 GPUs")
+    assert not ONE_PLURAL.search("8 GPUs, 1 GPU, 1.1 GPUs, 21 GPUs, ± 1 tokens/s")
     assert HEDGE.search("' user(s) at once'") and not HEDGE.search("(s) of the essay")
     assert not LABEL.fullmatch("USEIAdministration25") and not LABEL.fullmatch("ggmlocontributors25b")
     assert all(LABEL.fullmatch(x) for x in ("Ger25", "ALTdJ+23", "am17an25", "vLLMteam26",

@@ -208,7 +208,8 @@ def sentence(record: dict | None, acceptance: float) -> str:
              f"target's (its bytes predict {share['predicted_share'].iloc[-1]:.0%}). With "
              f"the first drafted token accepted {acceptance:.0%} of the time and later ones "
              f"less often, as the papers measure, the best draft "
-             f"length here is **{int(best['k'])}** tokens, for a speedup of "
+             f"length here is **{int(best['k'])}** token{'' if int(best['k']) == 1 else 's'}, "
+             "for a speedup of "
              f"**{best['speedup']:.2f}x**")
     return text + (": speculative decoding would not pay on this machine with this software."
                    if best["speedup"] < 1 else ".")
