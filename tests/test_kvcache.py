@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from napkin import catalog, kv_bytes_per_token, kv_cache_bytes, kvcache, models
+from napkin import catalog, kv_bytes_per_token, kv_cache_bytes, kvcache, models, tables
 
 LLAMA_33_70B = {"num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
                 "hidden_size": 8192}
@@ -266,3 +267,30 @@ def test_mla_layers_honour_windows_and_refuse_recurrent_types():
     hybrid = {**windowed, "layer_types": ["linear_attention", "full_attention"]}
     with pytest.raises(ValueError, match="recurrent state"):
         kv_cache_bytes(hybrid, 10)
+
+
+def test_a_config_is_parsed_once_and_read_only():
+    """Issue 28: a catalog config is read once per process and interpreted once; every
+    function that takes a config takes the parsed one as is, with the same answers."""
+    arch = catalog.config("Llama-3.3-70B")
+    assert catalog.config("Llama-3.3-70B") is arch
+    assert models.load_config(arch) is arch
+    raw = json.loads((tables.data_dir() / "models" / "Llama-3.3-70B.json").read_text())
+    assert arch == raw and kv_cache_bytes(arch, 8192, 4) == kv_cache_bytes(raw, 8192, 4)
+    assert arch.layers is arch.layers and len(arch.layers) == raw["num_hidden_layers"]
+    with pytest.raises(TypeError):
+        arch["num_key_value_heads"] = 64
+    assert {**arch, "num_key_value_heads": 64}["num_key_value_heads"] == 64
+    assert hash(models.load_config(raw)) == hash(arch)
+
+
+def test_an_edited_config_file_is_read_again(tmp_path, monkeypatch):
+    """The parse is kept against the file's size and time: an edit is seen, never a stale
+    parse."""
+    shutil.copytree(tables.data_dir(), tmp_path / "data")
+    monkeypatch.setattr(tables, "data_dir", lambda: tmp_path / "data")
+    before = kv_bytes_per_token(catalog.config("Llama-3.3-70B"))
+    path = tmp_path / "data" / "models" / "Llama-3.3-70B.json"
+    cfg = json.loads(path.read_text())
+    path.write_text(json.dumps({**cfg, "num_key_value_heads": 64}))
+    assert kv_bytes_per_token(catalog.config("Llama-3.3-70B")) == 8 * before

@@ -7,6 +7,10 @@ total and active, in billions. Weight bytes come from those counts and a
 storage format (:mod:`napkin.models`), so a mixture-of-experts model is charged
 for all its experts when it must fit in memory, and for the active ones when a
 token is decoded.
+
+Each file is read and parsed once per process (:func:`config`), into the
+:class:`~napkin.models.Architecture` every other module takes; an edited file is read
+again, since the parse is kept against the file's size and modification time.
 """
 
 from __future__ import annotations
@@ -31,9 +35,22 @@ def _row(name: str) -> pd.Series:
     return tables.row("models", "model", name)
 
 
-def config(name: str) -> dict:
-    """The model's config.json as a dict."""
-    return models.load_config(tables.data_dir() / _row(name)["config_file"])
+#: One parse per config file, keyed by its path, size and modification time.
+_PARSED: dict[tuple, models.Architecture] = {}
+
+
+def config(name: str) -> models.Architecture:
+    """The model's config.json, parsed (read once per process unless the file changes)."""
+    path = tables.data_dir() / _row(name)["config_file"]
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise ValueError(f"config file not found: {path} (listed for {name!r} in "
+                         "data/models.csv)") from None
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _PARSED:
+        _PARSED[key] = models.load_config(path)
+    return _PARSED[key]
 
 
 def params(name: str, active: bool = False) -> float:

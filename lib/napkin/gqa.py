@@ -66,6 +66,7 @@ def decode_at_depth(configs: dict[str, dict], weight_bytes: float, bandwidth_byt
     bandwidth = require_positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
     rows = []
     for label, cfg in configs.items():
+        cfg = kvcache.load_config(cfg)  # parsed once for every depth
         for depth in depths:
             kv = kvcache.kv_cache_bytes(cfg, int(depth), 1, kv_dtype)
             step = weight_bytes + kv

@@ -30,7 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Mapping
 
-from .models import head_dim, load_config, require_int
+from .models import LAYER_KINDS, RECURRENT_KINDS, Layer, head_dim, load_config, require_int
 from .units import require_positive
 
 __all__ = ["decode_step_bytes", "dtype_bytes", "dtype_name", "head_dim", "KV_BLOCK",
@@ -48,16 +48,6 @@ KV_DTYPE_BYTES = {"f32": Fraction(4), "f16": Fraction(2), "bf16": Fraction(2),
                   "q4_0": Fraction(18, 32), "iq4_nl": Fraction(18, 32)}
 #: Values per block of the block formats: a row of the cache must be whole blocks.
 KV_BLOCK = {"q8_0": 32, "q5_1": 32, "q5_0": 32, "q4_1": 32, "q4_0": 32, "iq4_nl": 32}
-
-FULL, WINDOW = "full", "window"
-#: ``layer_types`` values the module can size, and how each caches: every token of
-#: the context, or at most a window (``sliding_window``, or ``attention_chunk_size``).
-LAYER_KINDS = {"full_attention": FULL, "attention": FULL, "global": FULL,
-               "sliding_attention": WINDOW, "local": WINDOW, "chunked_attention": WINDOW}
-#: Layer types that keep a fixed-size recurrent state instead of a per-token cache:
-#: their memory is not a function of the context, and this module does not size it.
-RECURRENT_KINDS = ("linear_attention", "mamba", "conv", "recurrent")
-
 
 def dtype_bytes(kv_dtype) -> Fraction:
     """Bytes per cached element, exactly: from a number (2) or a name ("f16", "q8_0")."""
@@ -78,75 +68,9 @@ def dtype_name(kv_dtype) -> str:
     return f"{float(dtype_bytes(kv_dtype)):g} bytes/element"
 
 
-@dataclass(frozen=True)
-class Layer:
-    """What one layer caches per token (in elements) and for how many tokens at most."""
-
-    elements_per_token: int
-    window: int | None  # None: every token of the context
-
-
-def _window(cfg: Mapping) -> int:
-    for key in ("sliding_window", "attention_chunk_size"):
-        if cfg.get(key) is not None:
-            return require_int(cfg, key)
-    raise ValueError("config marks layers as sliding but gives no sliding_window")
-
-
-def _kinds(cfg: Mapping, n_layers: int) -> list[str]:
-    """full / window for every layer, from whichever convention the config uses."""
-    types = cfg.get("layer_types")
-    if types is not None:
-        if len(types) != n_layers:
-            raise ValueError(f"layer_types has {len(types)} entries for {n_layers} layers")
-        recurrent = sorted({t for t in types if t in RECURRENT_KINDS})
-        if recurrent:
-            raise ValueError(f"layer type(s) {', '.join(recurrent)} in layer_types keep a "
-                             "fixed-size recurrent state, not a per-token KV cache; "
-                             "kv_cache_bytes does not size it")
-        unknown = sorted({t for t in types if t not in LAYER_KINDS})
-        if unknown:
-            raise ValueError(f"unknown layer type(s) {', '.join(unknown)} in layer_types; "
-                             f"known: {', '.join(LAYER_KINDS)}")
-        return [LAYER_KINDS[t] for t in types]
-    window = cfg.get("sliding_window")
-    if window is None or cfg.get("use_sliding_window") is False:
-        return [FULL] * n_layers
-    if cfg.get("sliding_window_pattern") is not None:  # Gemma 3: every Nth layer is global
-        every = require_int(cfg, "sliding_window_pattern")
-        return [FULL if (i + 1) % every == 0 else WINDOW for i in range(n_layers)]
-    if cfg.get("model_type") == "gemma2":  # alternating, starting with a sliding layer
-        return [WINDOW if i % 2 == 0 else FULL for i in range(n_layers)]
-    if cfg.get("use_sliding_window") and cfg.get("max_window_layers") is not None:
-        first = require_int(cfg, "max_window_layers", minimum=0)  # Qwen2: layers below are full
-        return [FULL if i < first else WINDOW for i in range(n_layers)]
-    return [WINDOW] * n_layers  # Mistral 7B v0.1: every layer windowed
-
-
 def layers(config: Mapping | str | Path) -> list[Layer]:
-    """Per-layer cache layout of a model."""
-    cfg = load_config(config)
-    if cfg.get("is_encoder_decoder"):
-        raise ValueError("config is an encoder-decoder model (is_encoder_decoder is true); its "
-                         "cross-attention cache depends on the input length, which this "
-                         "module does not model")
-    n_layers = require_int(cfg, "num_hidden_layers")
-    if cfg.get("kv_lora_rank") is not None:  # MLA: a latent and a rope key per token
-        per_token = require_int(cfg, "kv_lora_rank") + require_int(cfg, "qk_rope_head_dim")
-        kinds = _kinds(cfg, n_layers)  # windows and unsizable layer types apply here too
-    else:
-        heads = require_int(cfg, "num_attention_heads")
-        kv_heads = require_int(cfg, "num_key_value_heads", default=heads)
-        if heads % kv_heads:
-            raise ValueError(f"num_attention_heads {heads} is not a multiple of "
-                             f"num_key_value_heads {kv_heads}")
-        k_dim = head_dim(cfg)
-        v_dim = require_int(cfg, "v_head_dim", default=k_dim)
-        per_token = kv_heads * (k_dim + v_dim)
-        kinds = _kinds(cfg, n_layers)
-    window = _window(cfg) if WINDOW in kinds else None
-    return [Layer(elements_per_token=per_token, window=window if kind == WINDOW else None)
-            for kind in kinds]
+    """Per-layer cache layout of a model (parsed once per :class:`~napkin.models.Architecture`)."""
+    return list(load_config(config).layers)
 
 
 def _check_blocks(config, kv_dtype) -> None:
@@ -155,23 +79,20 @@ def _check_blocks(config, kv_dtype) -> None:
         return
     block = KV_BLOCK[kv_dtype.lower()]
     cfg = load_config(config)
-    if cfg.get("kv_lora_rank") is not None:
-        widths = {"kv_lora_rank + qk_rope_head_dim":
-                  require_int(cfg, "kv_lora_rank") + require_int(cfg, "qk_rope_head_dim")}
-    else:
-        widths = {"head_dim": head_dim(cfg)}
-    for what, width in widths.items():
-        if width % block:
-            raise ValueError(f"a {kv_dtype} cache stores blocks of {block} values, but "
-                             f"{what} is {width}; llama.cpp refuses this cache type here")
+    width = cfg.cache_row_width
+    if width % block:
+        what = "kv_lora_rank + qk_rope_head_dim" if cfg.is_mla else "head_dim"
+        raise ValueError(f"a {kv_dtype} cache stores blocks of {block} values, but "
+                         f"{what} is {width}; llama.cpp refuses this cache type here")
 
 
 def kv_bytes_per_token(config: Mapping | str | Path, kv_dtype_bytes=2) -> int:
     """Bytes one token adds to the cache while the context is shorter than any window
     (all layers, K and V). Beyond a window, :func:`kv_cache_bytes` is the one to use."""
     size = dtype_bytes(kv_dtype_bytes)
-    _check_blocks(config, kv_dtype_bytes)
-    return math.ceil(sum(layer.elements_per_token for layer in layers(config)) * size)
+    cfg = load_config(config)
+    _check_blocks(cfg, kv_dtype_bytes)
+    return math.ceil(sum(layer.elements_per_token for layer in cfg.layers) * size)
 
 
 def _require_count(name: str, value, minimum: int) -> int:
@@ -191,10 +112,11 @@ def kv_cache_bytes(config: Mapping | str | Path, n_tokens: int, batch: int = 1,
     _require_count("n_tokens", n_tokens, 0)
     _require_count("batch", batch, 1)
     size = dtype_bytes(kv_dtype_bytes)
-    _check_blocks(config, kv_dtype_bytes)
+    cfg = load_config(config)
+    _check_blocks(cfg, kv_dtype_bytes)
     elements = sum(layer.elements_per_token * (n_tokens if layer.window is None
                                                else min(n_tokens, layer.window))
-                   for layer in layers(config))
+                   for layer in cfg.layers)
     return math.ceil(elements * size) * batch
 
 
@@ -215,7 +137,7 @@ class LinearForm:
 
 def linear_form(config: Mapping | str | Path) -> LinearForm:
     """Per-token elements of the full layers and of the windowed ones, and the window."""
-    per_layer = layers(config)
+    per_layer = load_config(config).layers
     windows = {layer.window for layer in per_layer if layer.window is not None}
     if len(windows) > 1:
         raise ValueError(f"layers use different windows {sorted(windows)}; "
@@ -279,6 +201,7 @@ def max_context(config, memory_bytes: float, weight_bytes: float, batch: int = 1
         require_positive("weight_bytes", weight_bytes, allow_zero=True)
     if free <= 0:
         return 0
+    config = load_config(config)  # parsed once for the search below
     form = linear_form(config)
     size = dtype_bytes(kv_dtype_bytes)
     if form.full_elements_per_token == 0:

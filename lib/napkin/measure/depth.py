@@ -151,6 +151,7 @@ def kv_read_bytes(config: dict, depth: int, n_gen: int, max_depth: int,
     from .kvalloc import CELL_PADDING, llama_cpp_cells_read
 
     cache = -(-(max_depth + n_gen + 1) // CELL_PADDING) * CELL_PADDING  # as the sweep sizes it
+    config = kvcache.load_config(config)  # parsed once for the n_gen steps
     reads = [kvcache.kv_cache_bytes(config, llama_cpp_cells_read(depth + i + 1, cache), 1,
                                     kv_dtype) for i in range(n_gen)]
     return sum(reads) / len(reads)

@@ -101,6 +101,7 @@ def exact_n_ctx(config, kv_dtype: str, at_least: int = CELL_PADDING, batch: int 
     if at_least < 1:
         raise ValueError(f"at_least must be a positive number of cells, got {at_least}")
     n = -(-at_least // CELL_PADDING) * CELL_PADDING
+    config = kvcache.load_config(config)  # parsed once for the search
     for _ in range(1 << 16):
         k_half = kvcache.kv_cache_bytes(config, n, batch, kv_dtype) // 2
         if k_half % QUARTER_MIB == 0:

@@ -34,12 +34,12 @@ def decode_weight_bytes(model, file_bytes: float, file_params: float,
     the file's average would price those at nearly the experts' bits. Returns the bytes and
     both prices per weight."""
     from .. import catalog
-    from ..models import bits_per_weight, require_int
+    from ..models import bits_per_weight, load_config, require_int
     from ..units import require_positive
 
     size = require_positive("file_bytes", file_bytes)
     n = require_positive("file_params", file_params)
-    cfg = catalog.config(model) if isinstance(model, str) else dict(model)
+    cfg = catalog.config(model) if isinstance(model, str) else load_config(model)
     hidden = require_int(cfg, "hidden_size")
     out_layer = require_int(cfg, "vocab_size") * hidden
     layers = require_int(cfg, "num_hidden_layers")
@@ -86,14 +86,14 @@ def depth_growth(model: str, prompt_tokens: int, depth: int, weight_bytes: float
     (llama-bench's default f16 cache: 2), windows honoured.
     """
     from .. import catalog
-    from ..kvcache import kv_cache_bytes
+    from ..kvcache import kv_cache_bytes, load_config
     from ..units import require_positive
 
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
         raise ValueError(f"depth must be a whole number of tokens >= 0, got {depth!r}")
     d = int(depth)
     weights = require_positive("weight_bytes", weight_bytes)
-    cfg = catalog.config(model) if isinstance(model, str) else dict(model)
+    cfg = catalog.config(model) if isinstance(model, str) else load_config(model)
     cache = kv_cache_bytes(cfg, d, 1, kv_dtype_bytes)
     return {"prefill_flops_ratio": prefill_flops_per_token(cfg, prompt_tokens, d)
             / prefill_flops_per_token(cfg, prompt_tokens, 0),

@@ -25,7 +25,8 @@ class Model:
 
     ``params``: parameters every token touches (its matmul weights); ``weight_bytes``:
     what reading them once costs; ``config``: the Hugging Face config, for the KV cache
-    (via :func:`napkin.kv_cache_bytes`) and the attention FLOPs.
+    (via :func:`napkin.kv_cache_bytes`) and the attention FLOPs, parsed once into an
+    :class:`~napkin.models.Architecture` when the model is made.
     """
 
     name: str
@@ -35,6 +36,7 @@ class Model:
     kv_dtype_bytes: float = 2.0
 
     def __post_init__(self):
+        object.__setattr__(self, "config", load_config(self.config))
         require_positive("params", self.params)
         require_positive("weight_bytes", self.weight_bytes)
         require_positive("kv_dtype_bytes", self.kv_dtype_bytes)
@@ -65,8 +67,7 @@ class Model:
     @property
     def query_groups(self) -> int:
         """Query heads per KV head: how often each cached K and V element is used."""
-        heads = require_int(self.config, "num_attention_heads")
-        return heads // require_int(self.config, "num_key_value_heads", default=heads)
+        return require_int(self.config, "num_attention_heads") // self.config.kv_heads
 
     def kv_bytes_per_token(self) -> int:
         return kv_bytes_per_token(self.config, self.kv_dtype_bytes)
