@@ -46,7 +46,8 @@ import numpy as np
 from .. import hardware, kvcache
 from ..units import GB, GiB
 
-__all__ = ["DESK_CHIPS", "is_desk", "predict_split", "Side", "SplitPrediction"]
+__all__ = ["arrival_s", "DESK_CHIPS", "DoesNotFit", "is_desk", "phase_seconds", "predict_split",
+           "Side", "SplitPrediction"]
 
 #: Machines that sit on a desk besides Apple's chips and the GeForce cards (chapter 8's
 #: unified-memory machines and workstation cards): priced by chapter 8's llama.cpp estimates.
@@ -59,6 +60,10 @@ def is_desk(chip: str) -> bool:
     (priced by chapter 9's calibrated step model)."""
     return (hardware.chip(chip).vendor == "Apple" or chip in DESK_CHIPS
             or bool(_GEFORCE.match(chip)))
+
+
+class DoesNotFit(ValueError):
+    """A side's memory cannot hold the weights with the batch's caches."""
 
 
 @dataclass(frozen=True)
@@ -131,21 +136,22 @@ def _tokens(name: str, value, low: int = 1) -> int:
 
 
 def _datacenter(which: str, chip: str, n: int, model, weights: str, kv: str, i: int, o: int,
-                b: int, depth: int):
+                b: int, depth: int, cal):
     """(prefill seconds, decode seconds, model name) of ``b`` requests on a datacenter side,
-    by the calibrated step model; refuses a side whose memory cannot hold the weights and
-    the caches at ``depth``."""
+    by the step model with calibration ``cal`` (None: chapter 9's published fit); refuses a
+    side whose memory cannot hold the weights and the caches at ``depth``."""
     from ..predict import calibrated, engine, step
     from ..predict.serve import kv_bytes_per_sequence
 
     try:
         e = engine(chip, model, n_chips=n, weights=weights, kv=kv)
     except ValueError as err:
-        raise ValueError(f"the {which} side ({n} x {chip}): {err}") from None
-    c, cal = e.constants, calibrated()
+        kind = DoesNotFit if "no room" in str(err) else ValueError
+        raise kind(f"the {which} side ({n} x {chip}): {err}") from None
+    c, cal = e.constants, cal or calibrated()
     need = b * float(kv_bytes_per_sequence(c, depth)[0])
     if need > e.deployment.kv_memory_bytes:
-        raise ValueError(
+        raise DoesNotFit(
             f"the {which} side ({n} x {chip}) holds {e.deployment.kv_memory_bytes / GiB:,.1f} "
             f"GiB of cache beside {e.model.name}'s weights, and {b} sequences of {depth:,} "
             f"tokens need {need / GiB:,.1f} GiB: use more chips, a smaller batch or a "
@@ -176,7 +182,7 @@ def _desk(which: str, chip: str, n: int, model, weights: str, kv: str, i: int, o
                         weight_format=weight_format(weights))
     est = buying.estimate(buying.machine(chip), w)
     if not (est["fits"] or est["fits_after_raising"]):
-        raise ValueError(f"the {which} side ({chip}): {est['message']}; use a smaller batch, a "
+        raise DoesNotFit(f"the {which} side ({chip}): {est['message']}; use a smaller batch, a "
                          "smaller format or a larger machine")
     prefill = b * est["ttft_mid_s"]
     if which == "prefill" and not math.isfinite(prefill):
@@ -187,13 +193,20 @@ def _desk(which: str, chip: str, n: int, model, weights: str, kv: str, i: int, o
     return prefill, decode, model, note
 
 
-def _price(which: str, chip: str, n: int, model, weights, kv, i, o, b, depth):
-    """(prefill seconds, decode seconds, model name, basis) of one side."""
+def phase_seconds(which: str, chip: str, n: int, model, weights, kv, i: int, o: int, b: int,
+                  depth: int, calibration=None):
+    """(prefill seconds, decode seconds, model name, basis) of ``b`` requests of ``i`` prompt
+    and ``o`` output tokens on one side, ``which`` ("prefill" or "decode") naming it in
+    errors; a datacenter side must hold ``b`` caches of ``depth`` tokens. ``calibration``
+    prices a datacenter side with another fit (``napkin.predict.ROOFLINE``: the plain
+    roofline); a desk side is always chapter 8's estimate."""
     if is_desk(chip):
         prefill, decode, name, note = _desk(which, chip, n, model, weights, kv, i, o, b)
         return prefill, decode, name, "chapter 8's estimates (published llama.cpp runs)" + note
-    return (*_datacenter(which, chip, n, model, weights, kv, i, o, b, depth),
-            "chapter 9's calibrated step model")
+    basis = "chapter 9's calibrated step model" if calibration is None else "the step model " \
+        "with the given calibration"
+    return (*_datacenter(which, chip, n, model, weights, kv, i, o, b, depth, calibration),
+            basis)
 
 
 def arrival_s(prefill_s: float, transfer_s: float, layers: int, overlap: bool) -> float:
@@ -238,9 +251,11 @@ def predict_split(prefill, decode, model, *, weights: str = "fp16", kv: str = "f
             raise ValueError(f"link_gb_per_s must be a positive bandwidth in GB/s (10 GbE is "
                              f"1.25), got {link_gb_per_s!r}; for one machine give None")
     k = kv_format(kv)
-    pre_s, _, name, pre_basis = _price("prefill", p_chip, p_n, model, weights, k, i, 1, b, i)
+    pre_s, _, name, pre_basis = phase_seconds("prefill", p_chip, p_n, model, weights, k, i, 1,
+                                              b, i)
     if o > 1:
-        _, dec_s, _, dec_basis = _price("decode", d_chip, d_n, model, weights, k, i, o, b, i + o)
+        _, dec_s, _, dec_basis = phase_seconds("decode", d_chip, d_n, model, weights, k, i, o,
+                                               b, i + o)
     else:  # the prefill's token is the whole answer: no decode side, nothing to move
         dec_s, dec_basis = 0.0, "none (a one-token answer comes from the prefill)"
     cfg = catalog_config(model) if isinstance(model, str) else load_config(model)
