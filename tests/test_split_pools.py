@@ -106,3 +106,124 @@ def test_a_thinner_link_never_makes_a_pair_faster():
     both = fast.merge(thin, on=key, suffixes=("_fast", "_thin"))
     assert len(both) == len(fast) == len(thin)
     assert (both["e2e_latency_s_thin"] >= both["e2e_latency_s_fast"]).all()
+
+
+# --- Splitwise, redone (napkin.split.published) ---------------------------------------------
+
+from napkin.split import published  # noqa: E402
+
+
+def test_the_service_level_is_a_slowdown_of_the_request_alone_on_an_a100():
+    for trace in ("coding", "conversation"):
+        ttft0, tbt0 = published.alone("DGX-A100", trace)
+        lv = published.limits(trace)
+        assert lv["tpot_limit_s"] == pytest.approx(1.25 * tbt0)
+        e2e = 1.25 * (ttft0 + (lv["output_tokens"] - 1) * tbt0)
+        assert lv["ttft_limit_s"] + (lv["output_tokens"] - 1) * lv["tpot_limit_s"] <= \
+            e2e * (1 + 1e-12)
+        assert lv["ttft_limit_s"] <= 2 * ttft0
+
+
+def test_bloom_has_the_papers_shape_and_size():
+    from napkin.models import load_config
+    cfg = load_config(published.bloom_config())
+    assert cfg["num_hidden_layers"] == 70 and cfg.kv_heads == 112
+    assert 175e9 < cfg.dense_params < 177e9     # BLOOM-176B
+
+
+@pytest.fixture(scope="module")
+def conversation():
+    return published.designs("conversation")
+
+
+def test_every_design_meets_the_level_and_the_capped_pool_draws_less(conversation):
+    assert set(conversation) == set(published.DESIGNS)
+    assert all(d.met for d in conversation.values())
+    hh, cap = conversation["Splitwise-HH"], conversation["Splitwise-HHcap"]
+    assert cap.pools[1].watts < hh.pools[1].watts and cap.pools[0] == hh.pools[0]
+    assert cap.tokens_per_s_per_kw > hh.tokens_per_s_per_kw
+    assert cap.usd_per_mtok == pytest.approx(hh.usd_per_mtok)
+
+
+def test_each_check_is_a_factor_of_its_prediction_over_the_publication():
+    c = published.check("Llama-2-70B")
+    assert set(c["predictor"]) == set(published.PREDICTORS)
+    assert (c["error"] >= 1).all()
+    ratio = c.apply(lambda r: max(r.predicted / r.published, r.published / r.predicted),
+                    axis=1)
+    assert c["error"].to_numpy() == pytest.approx(ratio.to_numpy(), rel=1e-12)
+    one = c[(c["predictor"] == "one machine for both")
+            & c["comparison"].str.contains("/ Baseline-A100")]
+    assert (one["predicted"] == 1).all()        # a split of A100s gains nothing over them
+
+
+def test_table_ivs_phases_are_the_models_request_alone():
+    rows = published.phase_check()
+    assert len(rows) == 16 and (rows["error"] >= 1).all()
+    a100 = rows[(rows["machine"] == "DGX-A100") & (rows["trace"] == "coding")
+                & (rows["predictor"] == published.PREDICTORS[0])].set_index("quantity")
+    ttft, tbt = published.alone("DGX-A100", "coding", model="Llama-2-70B")
+    assert a100.loc["P50 TTFT", "predicted_ms"] == pytest.approx(ttft * 1e3)
+    assert a100.loc["P50 TBT", "predicted_ms"] == pytest.approx(tbt * 1e3)
+
+
+def test_an_unknown_model_is_refused_with_the_known_ones():
+    with pytest.raises(ValueError, match="BLOOM-176B, Llama-2-70B"):
+        published.check("Llama-3.1-8B")
+
+
+# --- the page's calculator (napkin.figures.split.calculator) --------------------------------
+
+CALC = [  # prefill, decode, link, model, weights, prompt, answer, streamed
+    ("DGX Spark", "M3 Ultra", "10 GbE", "Llama-3.1-8B", "F16", 8192, 500, True),
+    ("DGX Spark", "M3 Ultra", "Thunderbolt 5", "Llama-3.3-70B", "Q4_K", 40000, 1000, False),
+    ("RTX PRO 6000 Blackwell", "M3 Ultra", "10 GbE", "gpt-oss-120b", "MXFP4", 16000, 200,
+     True),
+    ("M3 Ultra", "M3 Ultra", "10 GbE", "Llama-3.1-8B", "Q8_0", 2000, 2, True),
+]
+
+
+@pytest.fixture(scope="module")
+def calc_inputs():
+    from napkin import buying, catalog, kvcache, tables
+    models = [m for m, _ in desk.MODELS]
+    formats = ["F16", "Q8_0", "Q4_K", "MXFP4"]
+    rows = buying.calculator_rows(models, formats)
+    rows = rows[rows["machine"].isin(desk.desk_chips())]
+    layers = {m: len(kvcache.layers(catalog.config(m))) for m in models}
+    return rows, layers, tables.load("links"), formats
+
+
+@pytest.mark.parametrize("p, d, link, model, fmt, prompt, answer, streamed", CALC)
+def test_the_page_computes_what_predict_split_does(calc_inputs, p, d, link, model, fmt,
+                                                   prompt, answer, streamed):
+    """Render the calculator (vl-convert runs Vega) and read each bar's audit description."""
+    import re
+
+    import vl_convert as vlc
+
+    import napkin
+    from napkin import tables
+    from napkin.figures import split as charts
+
+    rows, layers, links, formats = calc_inputs
+    start = dict(prefill=p, decode=d, link=link, model=model, fmt=fmt, prompt=prompt,
+                 answer=answer, streamed=streamed)
+    chart = charts.calculator(rows, layers, links, formats, start=start, audit=True)
+    svg = vlc.vegalite_to_svg(chart.to_dict() | {"width": 600})
+    shown = {}
+    for label in re.findall(r'aria-label="(way=[^"]*)"', svg):
+        f = dict(part.split("=", 1) for part in label.replace("&gt;", ">").split(";"))
+        shown[f.pop("way")] = f
+    gbps = float(tables.row("links", "link", link)["bandwidth_GB_per_s"])
+    kw = dict(weights=fmt, kv="f16", input_tokens=prompt, output_tokens=answer)
+    want = {f"{p} -> {d}": napkin.predict_split(p, d, model, link_gb_per_s=None if p == d
+                                                else gbps, overlap=streamed, **kw),
+            f"{p} alone": napkin.predict_split(p, p, model, link_gb_per_s=None, **kw)}
+    if d != p:
+        want[f"{d} alone"] = napkin.predict_split(d, d, model, link_gb_per_s=None, **kw)
+    assert set(shown) == set(want)
+    for way, s in want.items():
+        got = shown[way]
+        assert float(got["ttft"]) == pytest.approx(s.ttft_s, rel=1e-9), way
+        assert float(got["e2e"]) == pytest.approx(s.e2e_latency_s, rel=1e-9), way

@@ -92,6 +92,12 @@ def napkin_theme() -> alt.theme.ThemeConfig:
 NO_LIBRARY = ("This chart is drawn by the site's napkin.js, which did not load: "
               "rebuild the book with `make book`.")
 
+def replace_names(expr: str, name: str, by: str) -> str:
+    """Replace a bare parameter name in a Vega expression (not inside ``datum.x``), so that
+    the library's expressions over ``L`` or ``O`` can read a datum's field or a constant."""
+    return re.sub(rf"(?<![\w.]){name}(?!\w)", by, expr)
+
+
 def responsive(chart, height: int, title: alt.Title):
     """Fill the text column, down to a phone screen, at a fixed height in pixels.
 

@@ -89,6 +89,7 @@ def _work() -> dict[str, str]:
                         f"(datum.full * ({mean} + 1) + datum.win * min({mean} + 1, "
                         f"datum.window)))",
     }
+    e["kv_prompt"] = f"{_elems('L')} * {KV_BYTES}"  # one prompt's cache, as a split moves it
     e["need"] = f"({e['w_total']}) + U * ({e['kv_end']})"
     e["read"] = f"(min({e['w_total']}, U * ({e['w_active']})) + U * ({e['kv_mean']}))"
     return e

@@ -4,13 +4,12 @@ the first-token method against runs it did not see."""
 from __future__ import annotations
 
 import json
-import re
 
 import altair as alt
 import pandas as pd
 
 from .. import buying, models
-from ..charts import PALETTE, responsive
+from ..charts import PALETTE, replace_names, responsive
 from ..units import GiB
 
 __all__ = ["calculator", "extrapolation", "RAISED", "ttft_ranking", "VENDOR_COLORS"]
@@ -163,7 +162,7 @@ def _computed(rows: pd.DataFrame, presets: dict, formats: list[str]) -> alt.Char
     for name, e in buying.js_expressions().items():
         if name in _SHOWN_FIELDS:
             for k, v in subst.items():
-                e = _replace_names(e, k, v)
+                e = replace_names(e, k, v)
             chart = chart.transform_calculate(**{name: e})
     pick_by = "datum.by == 'ttft' ? datum.ttft_{} : datum.by == 'decode' ? datum.decode_{} " \
               ": datum.per_user_{}"
@@ -247,8 +246,3 @@ def calculator(rows: pd.DataFrame, presets: dict, formats: list[str], models_sho
         "'(left out: too small or unmeasured;', 'faint: a Mac over its default GPU limit)']")
     return responsive((ranges + dots + labels).add_params(
         *_sliders(presets, formats, models_shown, default, custom)), 520, alt.Title(readout))
-
-
-def _replace_names(expr: str, name: str, by: str) -> str:
-    """Replace a bare parameter name in a Vega expression (not inside ``datum.x``)."""
-    return re.sub(rf"(?<![\w.]){name}(?!\w)", by, expr)

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .. import buying
+from .. import buying, catalog, kvcache
+from ..units import GB
 from .pair import DoesNotFit, is_desk, predict_split
 
-__all__ = ["DeskWorkload", "desk_chips", "pair_table", "verdicts", "WORKLOADS", "MODELS"]
+__all__ = ["break_even_link", "DeskWorkload", "desk_chips", "link_sweep", "MODELS", "pair_table",
+           "verdicts", "WORKLOADS"]
 
 
 @dataclass(frozen=True)
@@ -108,3 +110,43 @@ def verdicts(table: pd.DataFrame, owned: str, candidate: str) -> pd.DataFrame:
                             / cand["e2e_latency_s"].iloc[0]})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def link_sweep(prefill: str, decode: str, model: str, weights: str, links_gb_per_s,
+               workloads=WORKLOADS) -> pd.DataFrame:
+    """A request's time on ``prefill`` -> ``decode`` at each link bandwidth, with the cache
+    streamed layer by layer and sent after the last layer, beside ``decode`` alone."""
+    rows = []
+    for w in workloads:
+        kw = dict(weights=weights, kv="f16", input_tokens=w.input_tokens,
+                  output_tokens=w.output_tokens)
+        alone = predict_split(decode, decode, model, link_gb_per_s=None, **kw).e2e_latency_s
+        for link in links_gb_per_s:
+            for overlap, cache in ((True, "streamed by layer"), (False, "sent after prefill")):
+                s = predict_split(prefill, decode, model, link_gb_per_s=float(link),
+                                  overlap=overlap, **kw)
+                rows.append({"workload": w.name, "link_GB_per_s": float(link), "cache": cache,
+                             "e2e_s": s.e2e_latency_s, "ttft_s": s.ttft_s,
+                             "transfer_s": s.transfer_s, "alone_s": alone})
+    return pd.DataFrame(rows)
+
+
+def break_even_link(prefill: str, decode: str, model: str, weights: str, w: DeskWorkload,
+                    overlap: bool = True) -> float:
+    """The link (GB/s each way) below which ``prefill`` -> ``decode`` finishes a request no
+    sooner than ``decode`` alone (NaN: the pair loses on any link)."""
+    kw = dict(weights=weights, kv="f16", input_tokens=w.input_tokens,
+              output_tokens=w.output_tokens)
+    alone = predict_split(decode, decode, model, link_gb_per_s=None, **kw).e2e_latency_s
+    p = predict_split(prefill, decode, model, link_gb_per_s=1.0, overlap=overlap, **kw)
+    # the time is the same on every link but for the cache's arrival: solve for the link
+    # at which the arrival uses up all the prefill saves
+    spare = alone - p.decode_s  # what the first token may take and still tie
+    if spare <= p.prefill_s:
+        return float("nan")
+    layers = len(kvcache.layers(catalog.config(model)))
+    if overlap:  # arrival = max(prefill + t / L, prefill / L + t), t = bytes / link
+        t = min((spare - p.prefill_s) * layers, spare - p.prefill_s / layers)
+    else:
+        t = spare - p.prefill_s
+    return p.transfer_bytes / t / GB
