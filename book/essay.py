@@ -19,7 +19,8 @@
 # # The essay
 
 # %% tags=["remove-cell"]
-from napkin import errata, essay
+import napkin
+from napkin import errata, essay, tables
 from napkin.prose import glue, glue_markdown
 
 checked = errata.by_claim()
@@ -36,6 +37,20 @@ glue_markdown("coverage", "every number is covered by at least one of them." if 
 glue("n_agree", int((~differs & (checked["checks"].map(len) > 0)).sum()))
 glue("n_differ", int(differs.sum()))
 glue("n_fails", int((~checked["conclusion_holds"]).sum()))
+
+# %% tags=["remove-cell"]
+# The title, computed (chapter 12): the essay's two desk machines, split and alone
+link = tables.load("links").set_index("link").loc["10 GbE"]
+request = dict(weights="F16", input_tokens=8192, output_tokens=500)
+split = napkin.predict_split("DGX Spark", "M3 Ultra", "Llama-3.1-8B",
+                             link_gb_per_s=float(link["bandwidth_GB_per_s"]), **request)
+alone = {chip: napkin.predict_split(chip, chip, "Llama-3.1-8B", link_gb_per_s=None, **request)
+         for chip in ("DGX Spark", "M3 Ultra")}
+glue("title_prompt", request["input_tokens"])
+glue_markdown("title_link", str(link.name))
+glue("title_split_s", split.e2e_latency_s)
+glue("title_mac_s", alone["M3 Ultra"].e2e_latency_s)
+glue("title_spark_s", alone["DGX Spark"].e2e_latency_s)
 
 # %% [markdown]
 # This book grew out of one essay, {glue:md}`essay_title`, dated {glue:md}`essay_date`. Its
@@ -60,6 +75,15 @@ glue("n_fails", int((~checked["conclusion_holds"]).sum()))
 # {glue:text}`n_agree:d` of the numbers in agreement with their sources and
 # {glue:text}`n_differ:d` that differ from them; for {glue:text}`n_fails:d` the essay's
 # conclusion does not survive the difference.
+#
+# The title is a claim no single number carries, and
+# [chapter 12](../notebooks/12_different_machines.ipynb) computes it: a DGX Spark that only
+# prefills a {glue:text}`title_prompt:,d`-token prompt for an M3 Ultra, the cache crossing
+# {glue:md}`title_link`, finishes a request of Llama 3.1 8B in
+# {glue:text}`title_split_s:.0f` s, against {glue:text}`title_mac_s:.0f` s on the Mac alone
+# and {glue:text}`title_spark_s:.0f` s on the Spark alone. The same chapter says where the
+# split stops paying (a thin link, a short prompt, a desk machine fast at both phases) and
+# checks itself against a published split of datacenter GPUs.
 #
 # The table lists every number in the essay's order: the section it comes from, the
 # essay's words, the chapter that checks it and what the checks found. A verdict links to

@@ -1033,7 +1033,50 @@ glue_markdown("dc_new_chips", " and the ".join(new_pairs) or "none of these chip
 # tokens/s per user of {glue:md}`dc_calibrated`. The decode-only step above flatters these
 # parts by {glue:text}`dc_flatter_low:.1f`x to {glue:text}`dc_flatter_high:.1f`x and
 # {glue:md}`dc_order`.
+
+# %% tags=["remove-cell"]
+# Two machines: chapter 12's pairs for this chapter's coding agent
+from napkin.split import desk
+
+links = tables.load("links").set_index("link")
+ten_gbe = float(links.loc["10 GbE", "bandwidth_GB_per_s"])
+glue_markdown("two_link", f"a {links.loc['10 GbE'].name} link")
+agent_request = desk.DeskWorkload(agent.name, agent.prompt_tokens, agent.output_tokens,
+                                  "chapter 8's preset")
+two = desk.verdicts(desk.pair_table(ten_gbe, workloads=[agent_request],
+                                    models=[(agent.model, agent.weight_format)]),
+                    owned="M3 Ultra", candidate="DGX Spark").iloc[0]
+glue_markdown("two_alone", two["best_alone"])
+glue("two_alone_s", two["best_alone_s"])
+glue_markdown("two_pair", two["best_pair"].replace(" -> ", " prefilling for the "))
+pair_wins = two["pair_over_alone"] > 1
+glue_markdown("two_pair_verdict", (
+    f"finishes {two['pair_over_alone']:.2f} times sooner" if pair_wins
+    else f"takes {1 / two['pair_over_alone']:.2f} times as long")
+    + f" ({two['best_pair_s']:.0f} s), so a buyer starting from nothing buys "
+    + ("the pair" if pair_wins else "the one machine"))
+glue("two_owned_s", two["owned_s"])
+glue("two_spark_s", two["candidate_s"])
+glue("two_spark_gain", two["candidate_gain"])
+glue_markdown("two_helper", two["helper"])
+glue("two_helper_gain", two["helper_gain"])
+
+# %% [markdown]
+# ## Two machines
 #
+# Every ranking above asks which one machine to buy; the essay's title says a request could
+# use two. [Chapter 12](12_different_machines.ipynb) prices the pair: the prompt on one
+# machine, its KV cache streamed over {glue:md}`two_link` as each layer finishes, the answer on
+# the other. For this coding agent the fastest machine alone, the {glue:md}`two_alone`,
+# finishes the request in {glue:text}`two_alone_s:.0f` s; the fastest pair, the
+# {glue:md}`two_pair`, {glue:md}`two_pair_verdict`.
+# For a reader who already owns an M3 Ultra ({glue:text}`two_owned_s:.0f` s alone), a DGX
+# Spark doing only the prefill brings it to {glue:text}`two_spark_s:.0f` s, a factor of
+# {glue:text}`two_spark_gain:.2f`; the best helper, the {glue:md}`two_helper`, a factor of
+# {glue:text}`two_helper_gain:.1f`: the helper bought for its FLOPs, the Mac kept for its
+# bandwidth, the two rows of the essay's table on one desk.
+
+# %% [markdown]
 # ## The calculator
 #
 # Choose one of the three workloads, or "custom" and set the sliders; choose what to rank by.
