@@ -75,7 +75,7 @@ breakeven_sent = {w.name: desk.break_even_link(HELPER, OWNED, "Llama-3.1-8B", "F
 glue("be_max_GBps", max(breakeven.values()))
 glue("be_max_Gbps", 8 * max(breakeven.values()))
 glue("be_sent_max_Gbps", 8 * max(breakeven_sent.values()))
-glue("be_worst", max(breakeven, key=breakeven.get))
+glue_markdown("be_worst", max(breakeven, key=breakeven.get))
 assert 8 * max(breakeven_sent.values()) < 10, "a 10 GbE link no longer suffices: reword 12.2"
 
 # 12.3: every desk pair, one user

@@ -66,3 +66,22 @@ def test_each_key_is_glued_once(py):
              if o.get("metadata", {}).get("scrapbook")]
     twice = sorted({n for n in names if names.count(n) > 1})
     assert not twice, f"{py.name} glues these keys more than once: {twice}"
+
+
+_MD_REF = re.compile(r"\{glue:md\}`([A-Za-z0-9_]+)`|^`{3,}\{glue:md\}[ \t]+([A-Za-z0-9_]+)", re.M)
+
+
+@pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
+def test_markdown_glue_is_glued_as_markdown(py):
+    """{glue:md} needs a text/markdown record (glue_markdown); a plain glue() fails the book
+    build (-W) with "No text/markdown found", which the quick loop should say first."""
+    cells = load(py)["cells"]
+    kinds = {o["metadata"]["scrapbook"]["name"]: o.get("data", {})
+             for c in cells if c["cell_type"] == "code" for o in c.get("outputs", [])
+             if o.get("metadata", {}).get("scrapbook")}
+    md_refs = {role or directive for c in cells if c["cell_type"] == "markdown"
+               for role, directive in _MD_REF.findall("".join(c["source"]))}
+    plain = sorted(k for k in md_refs if k in kinds
+                   and "application/papermill.record/text/markdown" not in kinds[k])
+    assert not plain, (f"{py.name} reads these with {{glue:md}} but glues them with glue(), "
+                       f"not glue_markdown(): {plain}")
