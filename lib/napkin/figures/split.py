@@ -298,14 +298,15 @@ def calculator(rows: pd.DataFrame, layers: dict[str, int], links: pd.DataFrame,
             alt.Tooltip("transfer:Q", title="Link time for the cache (s)", format=",.2f")]
     for order, (key, (label, ttft, e2e, price, rate, ok)) in enumerate(_WAYS.items()):
         way = chart.transform_calculate(
-            way=label, order=str(order), ttft=ttft, e2e=e2e, price=price, rate=rate,
+            way=label, ttft=ttft, e2e=e2e, price=price, rate=rate,
             ok=ok, moved_MB=f"{'datum.moved / 1e6' if key == 'split' else '0'}"
         ).transform_filter("datum.ok && isValid(datum.e2e) && isFinite(datum.e2e)"
                            ).transform_calculate(
             text="format(datum.ttft, ',.2f') + ' s to the first token, ' + "
                  "format(datum.rate, ',.1f') + ' tok/s, ' + format(datum.e2e, ',.1f') + "
                  "' s in all' + (datum.price ? ', ' + format(datum.price, '$,.0f') : '')")
-        y = alt.Y("way:N", title=None, sort=alt.EncodingSortField("order"),
+        # a fixed order: a sort by a field would be dropped when the layers' domains unite
+        y = alt.Y("way:N", title=None, sort=[w[0] for w in _WAYS.values()],
                   axis=alt.Axis(labelLimit=240))
         bar = way.mark_bar(height=18).encode(
             y=y, x=alt.X("e2e:Q", title="whole request, seconds"),
