@@ -123,7 +123,8 @@ def desk_winners(verdicts: pd.DataFrame, owned: str, candidate: str, title: str,
         x=alt.X("gain:Q", title="how many times faster the pair finishes a request "
                                 "(log scale)", scale=alt.Scale(type="log")),
         color=alt.Color("comparison:N", title=None, sort=kinds,
-                        scale=alt.Scale(domain=kinds, range=DISTINCT[:len(kinds)])),
+                        scale=alt.Scale(domain=kinds, range=DISTINCT[:len(kinds)]),
+                        legend=alt.Legend(orient="top", columns=1, labelLimit=0)),
         shape=alt.Shape("comparison:N", title=None, sort=kinds), tooltip=tips)
     even = alt.Chart(pd.DataFrame({"gain": [1.0]})).mark_rule(
         color=PALETTE["ceiling"], strokeDash=[4, 3]).encode(x="gain:Q")
