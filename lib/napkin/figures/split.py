@@ -14,6 +14,17 @@ __all__ = ["calculator", "desk_winners", "link_sweep", "published_check", "reque
            "server_costs", "server_winners", "timeline_rows"]
 
 #: The parts of a request, in the order they happen, and their colours.
+#: Every legend here lists one entry a line (below the plot, as the book's theme puts it):
+#: these labels are long, and two of them side by side overrun a phone's column. A chart's
+#: colour and shape of one field share a domain, or Vega-Lite draws two legends side by side.
+ONE_A_LINE = alt.Legend(columns=1)
+#: The same, each label broken into two lines before its " over " (Vega draws a list of
+#: strings as lines): "M3 Ultra + DGX Spark" above "over M3 Ultra alone".
+TWO_LINES_OVER = alt.Legend(columns=1, labelExpr=(
+    "indexof(datum.label, ' over ') < 0 ? datum.label : "
+    "[slice(datum.label, 0, indexof(datum.label, ' over ')), "
+    "slice(datum.label, indexof(datum.label, ' over ') + 1)]"))
+
 PHASES = {"prefill": PALETTE["prefill"], "cache still crossing the link": PALETTE["live"],
           "decode": PALETTE["decode"]}
 
@@ -36,7 +47,7 @@ def timeline_rows(ways: dict) -> pd.DataFrame:
 def request_timeline(rows: pd.DataFrame, title: str, subtitle: str) -> alt.Chart:
     """Each way's request as a bar from the prompt's arrival to the answer's last token."""
     order = list(dict.fromkeys(rows["way"]))
-    color = alt.Color("phase:N", title=None, sort=list(PHASES), scale=alt.Scale(
+    color = alt.Color("phase:N", title=None, sort=list(PHASES), legend=ONE_A_LINE, scale=alt.Scale(
         domain=list(PHASES), range=list(PHASES.values())))
     tips = [alt.Tooltip("way:N", title="Way"), alt.Tooltip("phase:N", title="Phase"),
             alt.Tooltip("seconds:Q", title="Seconds", format=",.2f"),
@@ -63,9 +74,9 @@ def link_sweep(sweep: pd.DataFrame, links: pd.DataFrame, title: str, subtitle: s
                                                   float(sweep["link_GB_per_s"].max())]))
     y = alt.Y("e2e_s:Q", title="whole request, seconds (log scale)",
               scale=alt.Scale(type="log"))
-    color = alt.Color("workload:N", title=None,
+    color = alt.Color("workload:N", title=None, legend=ONE_A_LINE,
                       scale=alt.Scale(range=DISTINCT[:sweep["workload"].nunique()]))
-    dash = alt.StrokeDash("cache:N", title=None)
+    dash = alt.StrokeDash("cache:N", title=None, legend=ONE_A_LINE)
     tips = [alt.Tooltip("workload:N", title="Workload"), alt.Tooltip("cache:N", title="Cache"),
             alt.Tooltip("link_GB_per_s:Q", title="Link (GB/s)", format=",.3~r"),
             alt.Tooltip("e2e_s:Q", title="Whole request (s)", format=",.2f"),
@@ -95,16 +106,16 @@ def desk_winners(verdicts: pd.DataFrame, owned: str, candidate: str, title: str,
     rows = []
     for r in verdicts.itertuples():
         case = f"{r.workload} · {r.model}"
-        rows.append({"case": case, "comparison": "best pair / best machine alone",
+        rows.append({"case": case, "comparison": "best pair over best machine",
                      "gain": r.pair_over_alone, "pair": r.best_pair,
                      "alone": r.best_alone, "alone_s": r.best_alone_s,
                      "pair_s": r.best_pair_s})
         if pd.notna(getattr(r, "helper_gain", float("nan"))):
-            rows.append({"case": case, "comparison": f"{owned} + best helper / {owned} alone",
+            rows.append({"case": case, "comparison": f"{owned} + best helper over {owned} alone",
                          "gain": r.helper_gain, "pair": f"{r.helper} -> {owned}",
                          "alone": owned, "alone_s": r.owned_s, "pair_s": r.helper_s})
         if pd.notna(getattr(r, "candidate_gain", float("nan"))):
-            rows.append({"case": case, "comparison": f"{owned} + {candidate} / {owned} alone",
+            rows.append({"case": case, "comparison": f"{owned} + {candidate} over {owned} alone",
                          "gain": r.candidate_gain, "pair": f"{candidate} -> {owned}",
                          "alone": owned, "alone_s": r.owned_s, "pair_s": r.candidate_s})
     df = pd.DataFrame(rows)
@@ -124,8 +135,9 @@ def desk_winners(verdicts: pd.DataFrame, owned: str, candidate: str, title: str,
                                 "(log scale)", scale=alt.Scale(type="log")),
         color=alt.Color("comparison:N", title=None, sort=kinds,
                         scale=alt.Scale(domain=kinds, range=DISTINCT[:len(kinds)]),
-                        legend=alt.Legend(orient="top", columns=1, labelLimit=0)),
-        shape=alt.Shape("comparison:N", title=None, sort=kinds), tooltip=tips)
+                        legend=TWO_LINES_OVER),
+        shape=alt.Shape("comparison:N", title=None, sort=kinds, legend=TWO_LINES_OVER,
+                        scale=alt.Scale(domain=kinds)), tooltip=tips)
     even = alt.Chart(pd.DataFrame({"gain": [1.0]})).mark_rule(
         color=PALETTE["ceiling"], strokeDash=[4, 3]).encode(x="gain:Q")
     return responsive(even + base.mark_point(filled=True, size=80), 34 * len(order) + 60,
@@ -158,8 +170,9 @@ def server_costs(table: pd.DataFrame, title: str, subtitle: str) -> alt.Chart:
         x=alt.X("usd_per_mtok:Q", title="USD per million output tokens (log scale)",
                 scale=alt.Scale(type="log")),
         color=alt.Color("kind:N", title=None, sort=kinds,
-                        scale=alt.Scale(domain=kinds, range=DISTINCT[:3])),
-        shape=alt.Shape("kind:N", title=None, sort=kinds), tooltip=tips)
+                        scale=alt.Scale(domain=kinds, range=DISTINCT[:3]), legend=ONE_A_LINE),
+        shape=alt.Shape("kind:N", title=None, sort=kinds, legend=ONE_A_LINE,
+                        scale=alt.Scale(domain=kinds)), tooltip=tips)
     return responsive(points, 70 * len(order) + 60, alt.Title(title, subtitle=subtitle))
 
 
@@ -174,18 +187,38 @@ def published_check(check: pd.DataFrame, title: str, subtitle: str) -> alt.Chart
             alt.Tooltip("published:Q", title="Published (x)", format=".2f"),
             alt.Tooltip("error:Q", title="Error (factor)", format=".2f"),
             alt.Tooltip("where:N", title="Where published")]
-    y = alt.Y("comparison:N", title=None, sort=order, axis=alt.Axis(labelLimit=260))
+    # each comparison's name heads its row on two lines, above its points: on a y axis these
+    # names would leave a phone's plot no width
+    y = alt.Y("comparison:N", title=None, sort=order, axis=None)
     x = alt.X("predicted:Q", title="ratio (x): split design over its baseline (log scale)",
               scale=alt.Scale(type="log"))
+    firsts = check.drop_duplicates("comparison").copy()
+    firsts["heading"] = [_two_lines(c) for c in firsts["comparison"]]
+    headings = alt.Chart(firsts).mark_text(align="left", baseline="top", dy=2, fontSize=11,
+                                           lineHeight=13).encode(
+        y=alt.Y("comparison:N", sort=order, axis=None, bandPosition=0), x=alt.value(0),
+        text="heading:N", tooltip=[tips[0], tips[5]])
     points = alt.Chart(check).mark_point(filled=True, size=70).encode(
         y=y, x=x, color=alt.Color("predictor:N", title=None, sort=ways,
-                                  scale=alt.Scale(domain=ways, range=DISTINCT[:len(ways)])),
-        shape=alt.Shape("predictor:N", title=None, sort=ways), tooltip=tips)
-    published = alt.Chart(check.drop_duplicates("comparison")).mark_tick(
-        color=PALETTE["ceiling"], thickness=3, size=26).encode(
+                                  scale=alt.Scale(domain=ways, range=DISTINCT[:len(ways)]),
+                                  legend=ONE_A_LINE),
+        shape=alt.Shape("predictor:N", title=None, sort=ways, legend=ONE_A_LINE,
+                        scale=alt.Scale(domain=ways)), tooltip=tips)
+    published = alt.Chart(firsts).mark_tick(
+        color=PALETTE["ceiling"], thickness=3, size=16).encode(
         y=y, x="published:Q", tooltip=[tips[0], tips[3], tips[5]])
-    return responsive(published + points, 44 * len(order) + 60,
+    return responsive(headings + published + points, 76 * len(order) + 60,
                       alt.Title(title, subtitle=subtitle))
+
+
+def _two_lines(text: str) -> list[str]:
+    """``text`` as two lines, broken after its first ", " or ": " (Vega draws a list of
+    strings as lines)."""
+    for mark in (": ", ", "):
+        head, found, rest = text.partition(mark)
+        if found:
+            return [head + mark.strip(), rest]
+    return [text]
 
 
 #: The library's expressions the calculator computes for each machine (in this order).
@@ -303,12 +336,15 @@ def calculator(rows: pd.DataFrame, layers: dict[str, int], links: pd.DataFrame,
             ok=ok, moved_MB=f"{'datum.moved / 1e6' if key == 'split' else '0'}"
         ).transform_filter("datum.ok && isValid(datum.e2e) && isFinite(datum.e2e)"
                            ).transform_calculate(
-            text="format(datum.ttft, ',.2f') + ' s to the first token, ' + "
-                 "format(datum.rate, ',.1f') + ' tok/s, ' + format(datum.e2e, ',.1f') + "
-                 "' s in all' + (datum.price ? ', ' + format(datum.price, '$,.0f') : '')")
+            # three short lines above the bar: one long line overruns a phone's column
+            text="[datum.way, format(datum.ttft, ',.2f') + ' s to the first token, ' + "
+                 "format(datum.rate, ',.1f') + ' tok/s', format(datum.e2e, ',.1f') + "
+                 "' s in all' + (datum.price ? ', machines ' + format(datum.price, '$,.0f') "
+                 ": '')]")
         # a fixed order: a sort by a field would be dropped when the layers' domains unite
-        y = alt.Y("way:N", title=None, sort=[w[0] for w in _WAYS.values()],
-                  axis=alt.Axis(labelLimit=240))
+        # the way's name heads its label, so the plot takes the whole width (no y axis)
+        ways = [w[0] for w in _WAYS.values()]
+        y = alt.Y("way:N", title=None, sort=ways, axis=None)
         bar = way.mark_bar(height=18).encode(
             y=y, x=alt.X("e2e:Q", title="whole request, seconds"),
             color=alt.value(DISTINCT[order]), tooltip=tips)
@@ -317,9 +353,12 @@ def calculator(rows: pd.DataFrame, layers: dict[str, int], links: pd.DataFrame,
                 f"'{k}=' + datum.{k}" for k in ("way", "ttft", "rate", "e2e", "price",
                                                  "transfer"))).encode(description="audit:N")
         bars.append(bar)
-        labels.append(way.mark_text(align="left", dy=-17, dx=2, fontSize=11).encode(
-            y=y, x=alt.value(0), text="text:N"))
-    return responsive(alt.layer(*bars, *labels).add_params(*params), 230, alt.Title(
+        labels.append(way.mark_text(align="left", baseline="top", dy=2, dx=2,
+                                    fontSize=11, lineHeight=13).encode(
+            y=alt.Y("way:N", sort=ways, axis=None, bandPosition=0), x=alt.value(0),
+            text="text:N"))
+    # three rows of 110 px: a label's three lines at the top of each, its bar below them
+    return responsive(alt.layer(*bars, *labels).add_params(*params), 330, alt.Title(
         "One request, on two machines or one",
         subtitle="chapter 8's estimates; ways that do not fit are left out"))
 
@@ -340,12 +379,14 @@ def server_winners(verdicts: pd.DataFrame, title: str, subtitle: str) -> alt.Cha
     y = alt.Y("workload:N", title=None, sort=order, axis=alt.Axis(labelLimit=200))
     offset = alt.YOffset("chips:N", sort=sets)
     color = alt.Color("chips:N", title=None, sort=sets,
-                      scale=alt.Scale(domain=sets, range=DISTINCT[:len(sets)]))
+                      scale=alt.Scale(domain=sets, range=DISTINCT[:len(sets)]),
+                      legend=ONE_A_LINE)
+    shape = alt.Shape("chips:N", title=None, sort=sets, legend=ONE_A_LINE,
+                      scale=alt.Scale(domain=sets))
     x = alt.X("split_gain:Q", title="how many times less a million tokens costs split "
                                     "than on one kind alone", scale=alt.Scale(zero=False))
     base = alt.Chart(df).encode(y=y, yOffset=offset, tooltip=tips)
-    dots = base.mark_point(filled=True, size=80).encode(x=x, color=color,
-                                                         shape=alt.Shape("chips:N", sort=sets))
+    dots = base.mark_point(filled=True, size=80).encode(x=x, color=color, shape=shape)
     names = base.mark_text(align="left", dx=8, fontSize=10).encode(x=x, text="best_split:N")
     even = alt.Chart(pd.DataFrame({"g": [1.0]})).mark_rule(
         color=PALETTE["ceiling"], strokeDash=[4, 3]).encode(x="g:Q")
