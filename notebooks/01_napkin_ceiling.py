@@ -67,7 +67,7 @@
 import pandas as pd
 
 import napkin
-from napkin import catalog, essay, hardware, measure, models, published, tables
+from napkin import catalog, essay, hardware, measure, models, phases, published, tables
 from napkin.figures import ceiling as charts
 from napkin.prose import glue, glue_markdown
 from napkin.speculative import published as speculative
@@ -399,12 +399,50 @@ napkin.Figure(
 discount = essay.claim("buying_discount") / 100
 glue("discount", discount)
 
+# %% tags=["remove-cell"]
+by_read = phases.rule_by_read(discount)
+oss = by_read.set_index(["machine", "model"]).loc[("DGX Spark", "gpt-oss-120b")]
+glue("moe_file_gb", oss["file_GB"])
+glue("moe_read_gb", oss["read_GB"])
+glue("moe_by_file", oss["by_file_tok_per_s"])
+glue("moe_by_read", oss["by_read_tok_per_s"])
+glue("moe_measured", oss["measured_tok_per_s"])
+glue("moe_pairs", len(by_read))
+for way in ("file", "read"):
+    glue(f"moe_{way}_err_min", by_read[f"by_{way}_error"].min())
+    glue(f"moe_{way}_err_max", by_read[f"by_{way}_error"].max())
+
 # %% [markdown]
 # ## Your own napkin
 #
 # The essay's buying rule: divide bandwidth by the quantized model's size, then discount to
-# {glue:text}`discount:.0%`. Drag the sliders to try a machine and a model; the chart works
-# in the static page, with no Python behind it.
+# {glue:text}`discount:.0%`. The size stands for what one token reads, and for a dense model
+# the two are nearly the same. A mixture of experts reads far less than its file: each token
+# passes through the few experts it is routed to and the layers every token shares. Read over
+# the file, the rule gives gpt-oss-120b on DGX Spark {glue:text}`moe_by_file:.1f` tokens/s
+# for its {glue:text}`moe_file_gb:.1f` GB; over the {glue:text}`moe_read_gb:.2f` GB a token
+# reads (chapter 2 counts them), {glue:text}`moe_by_read:.0f`; the published builds decode it
+# at a median of {glue:text}`moe_measured:.0f`. Over the {glue:text}`moe_pairs:d` machine and
+# mixture pairs of chapter 2's benchmark files, the file's reading misses by
+# x{glue:text}`moe_file_err_min:.1f` to x{glue:text}`moe_file_err_max:.1f`, the token's by
+# x{glue:text}`moe_read_err_min:.2f` to x{glue:text}`moe_read_err_max:.2f`; what is left is
+# the discount, which runs from machine to machine as the sections above found.
+
+# %%
+tables.styled(by_read, "moe-rule", {
+    "machine": "Machine", "model": "Mixture of experts", "file_GB": "File (GB)",
+    "read_GB": "Read per token (GB)", "by_file_tok_per_s": "Rule over the file (tok/s)",
+    "by_read_tok_per_s": "Rule over the read (tok/s)",
+    "measured_tok_per_s": "Measured tg32, median (tok/s)", "by_file_error": "Miss, file",
+    "by_read_error": "Miss, read"},
+    {"file_GB": "{:.1f}", "read_GB": "{:.2f}", "by_file_tok_per_s": "{:.1f}",
+     "by_read_tok_per_s": "{:.0f}", "measured_tok_per_s": "{:.0f}",
+     "by_file_error": "x{:.1f}", "by_read_error": "x{:.2f}"})
+
+# %% [markdown]
+# So for a mixture, set the calculator's bytes per token to what a token reads. Drag the
+# sliders to try a machine and a model; the chart works in the static page, with no Python
+# behind it.
 
 # %% tags=["hide-input"]
 napkin.Figure(

@@ -365,6 +365,23 @@ def test_decode_weight_bytes_prices_experts_and_the_rest_apart():
         phases.bench_decode_weight_bytes("nope")
 
 
+def test_the_buying_rule_over_what_a_token_reads():
+    """Chapter 1's rule on a mixture: over the file it undershoots what is measured many
+    times; over the weights a token reads it scales with the discount alone."""
+    half, full = phases.rule_by_read(0.5), phases.rule_by_read(1.0)
+    assert {"gpt-oss-20b", "gpt-oss-120b"} <= set(half["model"])
+    assert {"DGX Spark", "M2 Ultra"} <= set(half["machine"])
+    assert (half["read_GB"] < half["file_GB"] / 4).all()
+    assert (half["by_file_tok_per_s"] * 3 < half["measured_tok_per_s"]).all()
+    assert (half["by_read_error"] < half["by_file_error"]).all()
+    # at a discount of one the rule is the ceiling, which no measured run passes
+    assert (full["by_read_tok_per_s"] > full["measured_tok_per_s"]).all()
+    assert full["by_read_tok_per_s"].to_numpy() == pytest.approx(
+        2 * half["by_read_tok_per_s"].to_numpy())
+    with pytest.raises(ValueError, match="discount"):
+        phases.rule_by_read(0)
+
+
 def test_depth_growth_and_tokens_per_expert():
     g = phases.depth_growth("gpt-oss-120b", 2048, 0, 3e9)
     assert g["prefill_flops_ratio"] == 1 and g["decode_bytes_ratio"] == 1

@@ -26,7 +26,8 @@ from .compute import (GUIDE_DATE, NATIVE_MXFP4_BUILD, NATIVE_MXFP4_DATE, NATIVE_
                       SM12X_CHIPS, achieved_flops, arithmetic_path_change, layer_params,
                       live_prefill_flops, llamacpp_arithmetic, prefill_compute,
                       prefill_flops_per_token, spark_peak_fractions)
-from .depth import bench_decode_weight_bytes, decode_weight_bytes, depth_growth, tokens_per_expert
+from .depth import (bench_decode_weight_bytes, decode_weight_bytes, depth_growth, rule_by_read,
+                    tokens_per_expert)
 from .peers import DATACENTER_PEERS, DESKTOP_PEERS, LAPTOP_PEER, peak_comparison
 from .ratios import (EQUATION_CHIPS, LIVE_FAMILY, LIVE_SPREAD_COLUMNS, LLAMA2_Q4, RATIO_COLUMNS, all_ratios,
                      equation_gap, flash_attention, gpt_oss_ratios, like_for_like, live_ratio, llama2_ratios,
@@ -43,4 +44,5 @@ __all__ = ["BENCH_FILE", "PREFILL", "DECODE", "build_number", "phase", "spark_be
            "llamacpp_arithmetic", "GUIDE_DATE", "prefill_compute", "arithmetic_path_change",
            "spark_peak_fractions",
            "DATACENTER_PEERS", "DESKTOP_PEERS", "LAPTOP_PEER", "peak_comparison",
-           "decode_weight_bytes", "bench_decode_weight_bytes", "depth_growth", "tokens_per_expert"]
+           "decode_weight_bytes", "bench_decode_weight_bytes", "depth_growth", "tokens_per_expert",
+           "rule_by_read"]

@@ -75,6 +75,46 @@ def bench_decode_weight_bytes(model: str = "gpt-oss-120b") -> dict:
                                float(row["model_params_B"]) * 1e9)
 
 
+def rule_by_read(discount: float) -> "pd.DataFrame":
+    """The essay's buying rule (bandwidth over bytes a token reads, times ``discount``) for
+    each machine and mixture of experts the benchmark files decode at empty context, read
+    two ways: over the file's size, as the essay words it, and over the weights one token
+    reads (:func:`bench_decode_weight_bytes`: the routed experts and the rest), beside the
+    decode rate measured (the median over the files' builds) and each reading's miss as a
+    factor. A mixture reads a small part of its file per token, so the file-size reading
+    undershoots it many times."""
+    import pandas as pd
+
+    from ..hardware import chip
+    from ..units import GiB, require_positive
+    from .bench import is_moe
+
+    require_positive("discount", discount)
+    df = spark_bench()
+    df = df[(df["phase"] == "decode") & (df["context_depth_tokens"] == 0)].assign(
+        short=lambda d: d["model"].map(_short_model))
+    rows = []
+    for (machine, model), runs in df[df["short"].map(is_moe)].groupby(
+            ["machine", "short"], sort=False):
+        try:
+            read = bench_decode_weight_bytes(model)["weight_bytes"]
+        except ValueError:  # no config in data/models for it: its active part is unknown
+            continue
+        bandwidth = chip(machine).bandwidth_bytes_per_s
+        file_bytes = float(runs["model_size_GiB"].iloc[0]) * GiB
+        rows.append({"machine": machine, "model": model, "file_GB": file_bytes / 1e9,
+                     "read_GB": read / 1e9,
+                     "by_file_tok_per_s": discount * bandwidth / file_bytes,
+                     "by_read_tok_per_s": discount * bandwidth / read,
+                     "measured_tok_per_s": runs["throughput_tok_per_s"].median(),
+                     "builds": runs["build"].nunique()})
+    out = pd.DataFrame(rows)
+    for way in ("by_file", "by_read"):  # a miss as a factor, either way the same
+        out[f"{way}_error"] = np.exp(np.abs(np.log(out[f"{way}_tok_per_s"]
+                                                   / out["measured_tok_per_s"])))
+    return out
+
+
 def depth_growth(model: str, prompt_tokens: int, depth: int, weight_bytes: float,
                  kv_dtype_bytes: float = 2.0) -> dict:
     """How much a prompt token's FLOPs and a generated token's bytes grow from empty
