@@ -8,6 +8,7 @@ prefill / decode ratio shrinks. Chapter 2.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .bench import _short_model, spark_bench
 from .compute import layer_params, prefill_flops_per_token
@@ -75,7 +76,7 @@ def bench_decode_weight_bytes(model: str = "gpt-oss-120b") -> dict:
                                float(row["model_params_B"]) * 1e9)
 
 
-def rule_by_read(discount: float) -> "pd.DataFrame":
+def rule_by_read(discount: float) -> pd.DataFrame:
     """The essay's buying rule (bandwidth over bytes a token reads, times ``discount``) for
     each machine and mixture of experts the benchmark files decode at empty context, read
     two ways: over the file's size, as the essay words it, and over the weights one token
@@ -83,8 +84,6 @@ def rule_by_read(discount: float) -> "pd.DataFrame":
     decode rate measured (the median over the files' builds) and each reading's miss as a
     factor. A mixture reads a small part of its file per token, so the file-size reading
     undershoots it many times."""
-    import pandas as pd
-
     from ..hardware import chip
     from ..units import GiB, require_positive
     from .bench import is_moe
