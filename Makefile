@@ -10,10 +10,9 @@ HTML   := _build/html
 PORT   ?= 8000
 JB_FLAGS := -n -W --keep-going
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.py)) $(wildcard book/*.py)
-# jupyter-cache hashes notebook code only, and Sphinx re-reads only changed pages:
-# a change in lib/ or data/ must re-execute every notebook, so both caches go.
-INPUTS := $(shell find lib data -type f -not -name '*.pyc' 2>/dev/null)
-INPUTS_STAMP := _build/.inputs-stamp
+# jupyter-cache keys a page's execution on its code alone; the site's extension
+# (book/_ext/napkin_site/inputs.py) records which library modules and data files each page
+# read as it ran, and re-executes only the pages whose inputs changed since.
 # The site's Sphinx extension (book/_ext) shapes every page but no execution: a change there
 # makes Sphinx re-read every page, and re-executes nothing.
 SITE_INPUTS := $(shell find book/_ext -type f -not -name '*.pyc' 2>/dev/null)
@@ -58,19 +57,16 @@ $(STAMP): requirements.txt pyproject.toml
 	@touch $(STAMP)
 	@echo "==> [env] ready"
 
-$(INPUTS_STAMP): $(INPUTS) $(LIVE_STAMP)
-	@rm -rf _build/.jupyter_cache _build/.doctrees
-	@mkdir -p _build && touch $@
-
 $(SITE_STAMP): $(SITE_INPUTS)
 	@rm -rf _build/.doctrees
 	@mkdir -p _build && touch $@
 
-# Switching between quick and full live measurements re-executes the notebooks too.
+# Switching between quick and full live measurements re-executes every notebook.
 $(LIVE_STAMP):
+	@rm -rf _build/.jupyter_cache _build/.doctrees
 	@mkdir -p _build && rm -f _build/.live-* && touch $@
 
-book: $(STAMP) $(INPUTS_STAMP) $(SITE_STAMP)
+book: $(STAMP) $(LIVE_STAMP) $(SITE_STAMP)
 	@echo "==> [book] executing notebooks and building the site (cached notebooks are not re-run; live cells: $(if $(FULL),full,quick) measurements)"
 	@$(if $(FULL),NAPKIN_LIVE=full) $(BIN)/jupyter-book build . --builder html $(JB_FLAGS)
 	@echo "==> [book] done. Open file://$(CURDIR)/$(HTML)/index.html or run 'make serve'"

@@ -17,6 +17,6 @@ headless Chromium.
 
 
 def setup(app):
-    for module in ("assets", "links", "figures"):
+    for module in ("assets", "links", "figures", "inputs"):
         app.setup_extension(f"{__name__}.{module}")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
