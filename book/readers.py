@@ -30,7 +30,7 @@
 # %% tags=["remove-cell"]
 import napkin
 from napkin import tables
-from napkin.figures import readers as charts
+from napkin.readers import figures as charts
 from napkin.prose import glue, glue_markdown
 from napkin.readers import bounds, page, schema
 

@@ -58,7 +58,7 @@
 # row of which names its source. The ceiling itself is one division, checked for nonsense
 # inputs and nothing more:
 #
-# ```{literalinclude} ../lib/napkin/ceiling.py
+# ```{literalinclude} ../lib/napkin/ceiling/__init__.py
 # :language: python
 # :pyobject: decode_ceiling
 # ```
@@ -68,7 +68,7 @@ import pandas as pd
 
 import napkin
 from napkin import catalog, essay, hardware, measure, models, phases, published, tables
-from napkin.figures import ceiling as charts
+from napkin.ceiling import figures as charts
 from napkin.prose import glue, glue_markdown
 from napkin.speculative import published as speculative
 from napkin.units import GB, GiB

@@ -93,7 +93,7 @@ import pandas as pd
 
 import napkin
 from napkin import catalog, errata, essay, hardware, measure, phases, tables
-from napkin.figures import spark as charts
+from napkin.phases import figures as charts
 from napkin.prose import glue, glue_markdown
 from napkin.units import GB, TFLOPS, GiB
 

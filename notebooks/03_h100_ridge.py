@@ -86,7 +86,7 @@ import pandas as pd
 
 import napkin
 from napkin import capacity, deployment, essay, hardware, roofline, tables
-from napkin.figures import roofline as charts
+from napkin.roofline import figures as charts
 from napkin.measure import batched
 from napkin.predict import step as predict_step
 from napkin.predict.calibration import calibrated

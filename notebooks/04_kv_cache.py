@@ -79,7 +79,7 @@
 # %% tags=["remove-cell"]
 import napkin
 from napkin import capacity, catalog, errata, essay, hardware, kvcache, measure, models, tables
-from napkin.figures import kvcache as charts
+from napkin.capacity import figures as charts
 from napkin.prose import glue, glue_markdown
 from napkin.units import GB, KB, GiB, KiB, MiB
 

@@ -60,7 +60,7 @@
 # with the number of KV heads; the weight term does not move. The chapter's predictions are
 # that bound, for each layout and depth:
 #
-# ```{literalinclude} ../lib/napkin/gqa.py
+# ```{literalinclude} ../lib/napkin/gqa/__init__.py
 # :language: python
 # :pyobject: decode_at_depth
 # ```
@@ -70,7 +70,7 @@ from dataclasses import replace
 
 import napkin
 from napkin import catalog, deployment, essay, gqa, hardware, kvcache, measure, tables
-from napkin.figures import gqa as charts
+from napkin.gqa import figures as charts
 from napkin.predict import step as predict_step
 from napkin.predict.calibration import calibrated
 from napkin.prose import glue, glue_markdown

@@ -86,7 +86,7 @@ import numpy as np
 import napkin
 from napkin import essay, papers, tables
 from napkin.deployment import paper_overhead_share, paper_table1_bytes
-from napkin.figures import paging as charts
+from napkin.kvpaging import figures as charts
 from napkin.kvpaging import chapter as ch
 from napkin.kvpaging.buddy import next_pow2
 from napkin.kvpaging.result import timed as timed_run

@@ -23,7 +23,7 @@ import numpy as np
 
 import napkin
 from napkin import essay, papers, tables
-from napkin.figures import serving as charts
+from napkin.serving import figures as charts
 from napkin.predict.calibration import ROOFLINE
 from napkin.prose import glue, glue_markdown
 from napkin.serving import capacity

@@ -90,7 +90,7 @@ import numpy as np
 
 import napkin
 from napkin import buying, catalog, costs, errata, essay, hardware, phases, tables
-from napkin.figures import buying as charts
+from napkin.buying import figures as charts
 from napkin.prose import glue, glue_markdown
 from napkin.units import GB, GiB
 from napkin.validation import report as validation_report

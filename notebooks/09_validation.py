@@ -21,7 +21,7 @@
 # %% tags=["remove-cell"]
 import napkin
 from napkin import catalog, tables, validation
-from napkin.figures import validation as charts
+from napkin.validation import figures as charts
 from napkin.predict import calibration as calib
 from napkin.prose import glue, glue_markdown
 from napkin.validation import chapter

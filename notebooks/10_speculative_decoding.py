@@ -26,7 +26,7 @@ import pandas as pd
 
 import napkin
 from napkin import catalog, errata, speculative, tables
-from napkin.figures import speculative as charts
+from napkin.speculative import figures as charts
 from napkin.measure import verify
 from napkin.predict import calibrated, engine
 from napkin.predict.step import cost, decode_work

@@ -24,7 +24,7 @@ import datetime as dt
 import napkin
 from napkin import buying, catalog, costs, errata, tables
 from napkin.costs import chapter, energy, page, power, prices, service
-from napkin.figures import costs as charts
+from napkin.costs import figures as charts
 from napkin.prose import count, glue, glue_markdown
 from napkin.validation.report import error_band
 

@@ -24,7 +24,7 @@ import pandas as pd
 import napkin
 from napkin import buying, catalog, kvcache, tables
 from napkin.models import load_config
-from napkin.figures import split as charts
+from napkin.split import figures as charts
 from napkin.prose import glue, glue_markdown
 from napkin.split import desk, published, servers
 

@@ -270,7 +270,7 @@ def test_live_cell_without_llama_cpp_says_one_sentence():
 
 def test_the_live_chart_draws_without_a_measurement():
     import napkin
-    from napkin.figures import roofline as figures
+    from napkin.roofline import figures as figures
 
     chart = figures.live_batching(batched.frame(None), batched.who(None))
     html = napkin.Figure("fig-live-test", chart, "caption", "source").html()

@@ -444,7 +444,7 @@ def _page(preset: str, custom: dict | None = None) -> tuple[dict, list[str]]:
     audit description: every computed value, unrounded, by machine; and the axis order."""
     import vl_convert as vlc
 
-    from napkin.figures import buying as charts
+    from napkin.buying import figures as charts
 
     chart = charts.calculator(buying.calculator_rows(SHOWN, FORMATS), buying.presets(),
                               FORMATS, SHOWN, default=preset, custom=custom, audit=True)
@@ -523,7 +523,7 @@ def test_the_grid_reaches_the_new_limit():
 def test_calculator_labels_and_ticks_carry_the_unit_of_what_is_ranked(preset, unit):
     import vl_convert as vlc
 
-    from napkin.figures import buying as charts
+    from napkin.buying import figures as charts
 
     chart = charts.calculator(buying.calculator_rows(SHOWN, FORMATS), buying.presets(),
                               FORMATS, SHOWN, default=preset)

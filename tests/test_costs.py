@@ -425,7 +425,7 @@ def page_rows():
 def _page(rows, presets, wl, speed, first, hours, elec, life) -> dict:
     import vl_convert as vlc
 
-    from napkin.figures import costs as charts
+    from napkin.costs import figures as charts
 
     start = {"hours": hours, "elec": elec, "life": life}
     if speed is not None:
@@ -497,7 +497,7 @@ def test_the_grid_reaches_both_kinds_of_break_even(page_rows):
 
 
 def test_the_calculator_writes_counts_in_the_right_number(page_rows):
-    from napkin.figures import costs as charts
+    from napkin.costs import figures as charts
 
     presets, rows = page_rows
     spec = charts.calculator(rows, presets, prices.electricity_range()).to_dict()

@@ -196,7 +196,7 @@ def test_chapters_build_without_llama_cpp(tmp_path):
     code = (
         "import sys; sys.modules['llama_cpp'] = None\n"
         "from napkin import measure\n"
-        "from napkin.figures import gqa as charts\n"
+        "from napkin.gqa import figures as charts\n"
         "assert measure.kvalloc.live_compare() is None\n"
         "rec = measure.depth.live(measure.depth.QUICK)\n"
         "assert rec is None\n"

@@ -1,5 +1,6 @@
 """The code passes ruff's checks for unused and undefined names and likely bugs (the rules
 are in pyproject.toml), so a dead import or a typo'd name fails here, not in a reader's run."""
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -122,4 +123,68 @@ def test_the_readmes_chapter_map_is_current():
 def test_every_chapter_shows_an_engine():
     from napkin import surface
     rows = surface.chapter_map().splitlines()[2:]
-    assert rows and all(row.split(" | ")[1] != "-" for row in rows), rows
+    assert rows and all(row.split(" | ")[2] != "-" for row in rows), rows
+
+
+def test_every_chapter_has_one_package():
+    """Each chapter's engine, figures and errata are found in one topic package, which the
+    README's chapter map names; its checks of the essay say which notebook they check."""
+    from napkin import surface
+    from napkin.errata import registry
+
+    rows = [row.split(" | ") for row in surface.chapter_map().splitlines()[2:]]
+    assert rows and all(row[1].startswith("`napkin.") for row in rows), rows
+    for module in registry.CHAPTER_MODULES:
+        package = module.rsplit(".", 1)[0]
+        row = next(r for r in rows if r[0].removeprefix("| ").split()[0]
+                   == str(int(registry.chapter_of(module)[:2])))
+        assert row[1].startswith(f"`{package}` (figures, errata)"), (module, row)
+
+
+#: Topic packages whose engine is also a shared piece the rest of the library builds on (the
+#: decode ceiling, the roofline): their ``figures`` and ``errata`` are chapter code, the
+#: rest is shared.
+SHARED_ENGINES = {"ceiling", "roofline"}
+#: The command line and the site's maps sit on top and may import anything.
+TOP = {"napkin.__main__", "napkin.cli", "napkin.surface", "napkin.exports"}
+#: The live harness runs chapters' engines on the reader's machine: chapters may import it
+#: and it may import them, but no shared piece imports it.
+HARNESS = "measure"
+
+
+def _layers() -> dict[str, float | None]:
+    """Each module's place: 0 for a shared piece, a chapter's number for its topic package's
+    modules (the chapter whose page imports the package's figures), None where unchecked."""
+    import re
+
+    drawn = re.compile(r"^from napkin\.(\w+) import figures\b", re.M)
+    chapter: dict[str, float] = {}
+    for page in sorted([*ROOT.glob("notebooks/[0-9]*.py"), *ROOT.glob("book/*.py")]):
+        number = int(page.name[:2]) if page.name[:2].isdigit() else math.inf  # appendices last
+        for package in drawn.findall(page.read_text()):
+            chapter.setdefault(package, number)
+    layers: dict[str, float | None] = {}
+    for module in _imports():
+        parts = module.split(".")
+        package = parts[1] if len(parts) > 1 else ""
+        if module in TOP or package == HARNESS:
+            layers[module] = None
+        elif package in chapter and not (package in SHARED_ENGINES
+                                         and parts[-1] not in ("figures", "errata")):
+            layers[module] = chapter[package]
+        else:
+            layers[module] = 0
+    return layers
+
+
+def test_no_upward_import():
+    """Shared pieces (units, tables, hardware, models, KV cache, roofline, the step model,
+    charts) never import a chapter's package nor the live harness, and a chapter imports no
+    later chapter's package: a reader going in order has met everything a page builds on."""
+    graph, layers = _imports(), _layers()
+    assert sum(v is not None and v > 0 for v in layers.values()) > 50, "no chapter found"
+    upward = [f"{m} -> {d}" for m, deps in graph.items() for d in deps
+              if layers[m] is not None and (
+                  (layers[d] is not None and layers[d] > layers[m])
+                  or (layers[m] == 0 and (layers[d] is None or layers[d] > 0)))]
+    assert not upward, f"upward imports: {sorted(upward)}"

@@ -15,7 +15,11 @@ import pandas as pd
 import pytest
 
 from napkin import charts, essay, published
-from napkin.figures import ceiling, gqa, roofline, spark, speculative
+from napkin.ceiling import figures as ceiling
+from napkin.gqa import figures as gqa
+from napkin.phases import figures as spark
+from napkin.roofline import figures as roofline
+from napkin.speculative import figures as speculative
 from napkin.phases import all_ratios
 
 NAN = math.nan

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from napkin import errata, essay, phases
-from napkin.figures import spark as figures
+from napkin.phases import figures as figures
 
 
 def test_build_numbers_and_phases():

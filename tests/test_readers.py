@@ -12,7 +12,7 @@ import pytest
 
 from napkin import cli
 from napkin import tables
-from napkin.figures import readers as charts
+from napkin.readers import figures as charts
 from napkin.measure import probe_compare
 from napkin.readers import bounds, check, page, schema, submission
 

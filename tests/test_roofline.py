@@ -9,7 +9,7 @@ import pytest
 
 import napkin
 from napkin import hardware, essay, roofline
-from napkin.figures import roofline as figures
+from napkin.roofline import figures as figures
 
 CHIPS = ["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe", "MI300X",
          "RTX 4090", "RTX 5090", "DGX Spark", "M2 Ultra", "Strix Halo"]

@@ -401,7 +401,7 @@ def test_the_page_computes_what_the_library_does(chart_rows, a, c, k, view):
     description: machine, batch and the speedup computed in the page."""
     import vl_convert as vlc
 
-    from napkin.figures import speculative as charts
+    from napkin.speculative import figures as charts
 
     chart = charts.explorer(chart_rows, dict(acceptance=a, share=c, k=k, view=view), "t",
                             audit=True)
@@ -602,7 +602,7 @@ def test_live_cells_without_llama_cpp_say_one_sentence():
 
 def test_the_live_chart_draws_without_a_measurement():
     import napkin
-    from napkin.figures import speculative as charts
+    from napkin.speculative import figures as charts
 
     chart = charts.live(verify.frame(None), verify.who(None))
     assert 'id="fig-live-test"' in napkin.Figure("fig-live-test", chart, "c", "s").html()

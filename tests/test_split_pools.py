@@ -172,7 +172,7 @@ def test_an_unknown_model_is_refused_with_the_known_ones():
         published.check("Llama-3.1-8B")
 
 
-# --- the page's calculator (napkin.figures.split.calculator) --------------------------------
+# --- the page's calculator (napkin.split.figures.calculator) --------------------------------
 
 CALC = [  # prefill, decode, link, model, weights, prompt, answer, streamed
     ("DGX Spark", "M3 Ultra", "10 GbE", "Llama-3.1-8B", "F16", 8192, 500, True),
@@ -204,7 +204,7 @@ def test_the_page_computes_what_predict_split_does(calc_inputs, p, d, link, mode
 
     import napkin
     from napkin import tables
-    from napkin.figures import split as charts
+    from napkin.split import figures as charts
 
     rows, layers, links, formats = calc_inputs
     start = dict(prefill=p, decode=d, link=link, model=model, fmt=fmt, prompt=prompt,

@@ -8,8 +8,9 @@ format on the page), and nothing is displayed in the notebook.
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import Mapping
 
-__all__ = ["count", "glue", "glue_markdown", "plain"]
+__all__ = ["count", "glue", "glue_all", "glue_markdown", "plain"]
 
 
 def plain(value):
@@ -24,6 +25,13 @@ def glue(name: str, value) -> None:
     from myst_nb import glue as myst_glue
 
     myst_glue(name, plain(value), display=False)
+
+
+def glue_all(values: Mapping[str, object]) -> None:
+    """Glue a section's values in one call, ``{name: value}``, in the mapping's order: the
+    cell that computes them reads as the list of what the paragraph will say."""
+    for name, value in values.items():
+        glue(name, value)
 
 
 def glue_markdown(name: str, text: str) -> None:

@@ -191,27 +191,36 @@ _INCLUDE = re.compile(r"```\{literalinclude\} \.\./lib/(napkin/[\w/]+)\.py\n# :l
 _EVERYWHERE = ("napkin", "napkin.tables", "napkin.prose")
 
 
+#: A chapter's topic package is the one whose chart builders it imports.
+_FIGURES = re.compile(r"^from napkin\.(\w+) import figures\b", re.M)
+
+
 def chapter_map(root: Path = ROOT) -> str:
-    """The README's map of the book, as a Markdown table: each chapter with the engines it
-    shows (its ``literalinclude``s), the library modules it reads most, its figures and its
-    errata module."""
+    """The README's map of the book, as a Markdown table: each chapter with its topic
+    package (the package whose ``figures`` module draws it), what that package holds, the
+    engines the chapter shows (its ``literalinclude``s), the library modules it reads most
+    and its figures."""
     from . import exports, toc
+    from .errata import registry
+
+    checked = {registry.chapter_of(m): m for m in registry.CHAPTER_MODULES}
 
     figures: dict[str, list[str]] = defaultdict(list)
     for fig in exports.book_figures(root, executed=False):
         figures[fig["docname"]].append(f"`{fig['name']}`")
-    lines = ["| Chapter | Engines shown | Reads most | Figures | Errata |",
+    lines = ["| Chapter | Package | Engines shown | Reads most | Figures |",
              "|---|---|---|---|---|"]
     for page in toc.chapters(root):
         source = root / f"{page.docname}.py"
-        shown = [f"`{path.replace('/', '.')}.{obj}`" for path, obj in
+        shown = [f"`{path.removesuffix('/__init__').replace('/', '.')}.{obj}`" for path, obj in
                  _INCLUDE.findall(source.read_text())]
         counts = pd.Series([u.module for u in uses(source)
                             if u.module not in _EVERYWHERE]).value_counts().sort_index() \
             .sort_values(ascending=False, kind="stable")  # ties by name, the same every run
         most = [f"`{m}`" for m in counts.index[:3]]
-        errata = sorted((root / "lib/napkin/errata").glob(f"ch{page.number:02d}_*.py"))
-        lines.append(f"| {page.number} {page.title} | {', '.join(shown) or '-'} | "
-                     f"{', '.join(most)} | {', '.join(figures[page.docname]) or '-'} | "
-                     f"{', '.join(f'`napkin.errata.{p.stem}`' for p in errata) or '-'} |")
+        package = _FIGURES.search(source.read_text())
+        holds = "figures" + (", errata" if Path(page.docname).name in checked else "")
+        home = f"`napkin.{package.group(1)}` ({holds})" if package else "-"
+        lines.append(f"| {page.number} {page.title} | {home} | {', '.join(shown) or '-'} | "
+                     f"{', '.join(most)} | {', '.join(figures[page.docname]) or '-'} |")
     return "\n".join(lines) + "\n"

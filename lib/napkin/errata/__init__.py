@@ -5,7 +5,8 @@ states, what the data says, and whether the essay's conclusion survives. Nothing
 in: the check's fixed text (topic, the essay's claim in words, the claims it covers, its
 source) is a row of ``data/errata_checks.csv``, the essay's numbers come from
 ``data/essay_claims.csv`` via :func:`napkin.essay.claim`, and the data's side is computed
-by a function in the chapter's module (``ch01_napkin_ceiling`` ... ``ch08_what_to_buy``).
+by a function in the ``errata`` module of the chapter's topic package, beside its engine and
+figures (``napkin.ceiling.errata`` for chapter 1 ... ``napkin.costs.errata`` for chapter 11).
 :mod:`.registry` joins the two; the errata page lists every check, and a chapter asserts
 what its prose says about the essay with :func:`erratum`.
 """

@@ -1,11 +1,12 @@
 """The errata checks: each row of ``data/errata_checks.csv`` joined with the function of
-the same name in a chapter module.
+the same name in a chapter's ``errata`` module.
 
 The table holds what is fixed about a check (its topic, the essay's claim in words, the
-essay claims it covers, its source); the function computes what the data says. A check's
-chapter is the module it lives in (``ch04_kv_cache`` checks chapter ``04_kv_cache``). Every
-public function of a chapter module is a check: a row without a function, or a function
-without a row, stops the import with a ValueError naming it.
+essay claims it covers, its source); the function computes what the data says. A chapter's
+checks live in its topic package beside its engine and figures (``napkin.capacity.errata``
+checks chapter 4), and the module names the notebook it checks in ``CHAPTER``. Every public
+function of such a module is a check: a row without a function, or a function without a
+row, stops the import with a ValueError naming it.
 
 The table's ``topic`` and ``essay_says`` are format strings: a placeholder names a claim of
 ``data/essay_claims.csv`` the row covers (``{q4_0_file_size:.2f} GB on disk``), read when the
@@ -27,11 +28,11 @@ from .. import essay, tables
 from .finding import Erratum, Finding
 
 TABLE = "errata_checks"
-_HERE = Path(__file__).resolve().parent
-#: The chapter modules (``ch04_kv_cache`` checks chapter ``04_kv_cache``), by module name:
-#: a check's module is imported when the check runs, so chapter 4 loads no code of chapter 11.
-CHAPTER_MODULES = tuple(sorted(f"{__package__}.{p.stem}" for p in _HERE.glob("ch[0-9][0-9]_*.py")))
-_CHAPTER = re.compile(r"ch(\d\d_[a-z0-9_]+)$")
+_LIB = Path(__file__).resolve().parents[1]
+#: The chapters' check modules, one ``errata.py`` per topic package, by module name: a
+#: check's module is imported when the check runs, so chapter 4 loads no code of chapter 11.
+CHAPTER_MODULES = tuple(sorted(f"napkin.{p.parent.name}.errata" for p in _LIB.glob("*/errata.py")))
+_CHAPTER = re.compile(r"\d\d_[a-z0-9_]+")
 
 
 class _Deferred:
@@ -88,19 +89,28 @@ class Check:
                        explanation=found.explanation, source=self.source, claims=self.claims)
 
 
+def _source(module: str) -> ast.Module:
+    """A chapter module's syntax tree, read without importing it."""
+    return ast.parse((_LIB / module.split(".")[1] / "errata.py").read_text())
+
+
 def chapter_of(module: str) -> str:
-    """``napkin.errata.ch04_kv_cache`` -> ``04_kv_cache``, the notebook it checks."""
-    match = _CHAPTER.search(module)
-    if not match:
-        raise ValueError(f"module {module!r} is not named ch<NN>_<chapter>")
-    return match.group(1)
+    """The notebook a check module checks, its ``CHAPTER`` (``napkin.capacity.errata`` ->
+    ``04_kv_cache``), read without importing it."""
+    for node in _source(module).body:
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets]
+                == ["CHAPTER"] and isinstance(node.value, ast.Constant)):
+            if not _CHAPTER.fullmatch(str(node.value.value)):
+                raise ValueError(f"{module}.CHAPTER is {node.value.value!r}; name the notebook "
+                                 "it checks, like '04_kv_cache'")
+            return node.value.value
+    raise ValueError(f"{module} has no CHAPTER = '<NN>_<chapter>' naming the notebook it checks")
 
 
 def defined(module: str) -> list[str]:
     """The public functions a chapter module defines, read from its source without
     importing it."""
-    tree = ast.parse((_HERE / f"{module.rsplit('.', 1)[-1]}.py").read_text())
-    return [n.name for n in tree.body
+    return [n.name for n in _source(module).body
             if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from .. import essay
 from ..speculative import published
-from .finding import Finding
+from ..errata.finding import Finding
+
+#: The notebook these checks belong to (the errata page groups them by it).
+CHAPTER = "10_speculative_decoding"
 
 
 def ceiling_under_speculation() -> Finding:

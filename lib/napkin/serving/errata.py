@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from .. import essay, papers
 from ..serving import chapter as serving_chapter
-from .finding import Finding
+from ..errata.finding import Finding
+
+#: The notebook these checks belong to (the errata page groups them by it).
+CHAPTER = "07_chunked_prefill"
 
 
 def _paired(df, value: str, small: int, large: int):

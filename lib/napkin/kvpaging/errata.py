@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from .. import essay, papers
 from ..kvpaging import chapter as paging_chapter
-from .finding import Finding
+from ..errata.finding import Finding
+
+#: The notebook these checks belong to (the errata page groups them by it).
+CHAPTER = "06_paged_attention"
 
 #: The essay's words about paging's KV waste, which it quotes from the paper.
 NEAR_ZERO_WASTE = "near-zero waste"

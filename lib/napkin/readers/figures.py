@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..charts import PALETTE, responsive
 from ..units import GB
-from .ceiling import FAMILY_COLORS
+from ..ceiling.figures import FAMILY_COLORS
 
 __all__ = ["COLORS", "decode_chart", "prefill_chart", "READERS"]
 

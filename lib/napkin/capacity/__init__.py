@@ -14,8 +14,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from . import catalog, hardware, kvcache, roofline
-from .units import GB, KB, MB, GiB, KiB, MiB
+from .. import catalog, hardware, kvcache, roofline
+from ..units import GB, KB, MB, GiB, KiB, MiB
 
 __all__ = ["attention_ridge", "batch_limit_curves", "calculator_rows", "calibrated_turn",
            "roofline_turn", "chip_display", "chip_table", "CHIPS", "CONTEXTS", "DATACENTER",
@@ -199,9 +199,9 @@ def calibrated_turn(model: str, chip: str, weight_format: str = WEIGHTS,
     ``calibration``: another :class:`~napkin.predict.calibration.Calibration` than the
     published fit. Also returns its shares of peak bandwidth and FLOP/s: equal shares scale
     both roofs alike and leave the turn where the roofline puts it, unequal ones move it."""
-    from .deployment import deploy
-    from .predict.calibration import calibrated
-    from .predict.step import compute_bound_batch
+    from ..deployment import deploy
+    from ..predict.calibration import calibrated
+    from ..predict.step import compute_bound_batch
 
     cal = calibrated() if calibration is None else calibration
     served = deploy(model, chip, weights=weight_format, kv=kv_dtype)

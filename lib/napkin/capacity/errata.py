@@ -6,7 +6,10 @@ from __future__ import annotations
 from .. import capacity, essay, hardware, kvcache
 from ..units import GB, GiB, KiB, MiB
 from . import llama33
-from .finding import Finding
+from ..errata.finding import Finding
+
+#: The notebook these checks belong to (the errata page groups them by it).
+CHAPTER = "04_kv_cache"
 
 
 def llama33_config_reading() -> Finding:

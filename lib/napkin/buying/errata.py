@@ -12,7 +12,10 @@ chips the slowest of all at prefill), which the data do not bear out.
 from __future__ import annotations
 
 from .. import buying
-from .finding import Finding
+from ..errata.finding import Finding
+
+#: The notebook these checks belong to (the errata page groups them by it).
+CHAPTER = "08_what_to_buy"
 
 
 def coding_agent_prefill_wall() -> Finding:

@@ -7,7 +7,7 @@ Nothing about FLOPs appears in it, which is the essay's whole point.
 
 from __future__ import annotations
 
-from .units import require_positive
+from ..units import require_positive
 
 
 def decode_ceiling(bandwidth_bytes_per_s: float, bytes_per_token: float) -> float:

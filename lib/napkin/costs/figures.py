@@ -36,7 +36,7 @@ def _names(options) -> list[str]:
     unknown = sorted(present - set(OPTION_STYLES))
     if unknown:
         raise ValueError(f"no colour and shape for {', '.join(unknown)}: add them to "
-                         f"napkin.figures.costs.OPTION_STYLES")
+                         f"napkin.costs.figures.OPTION_STYLES")
     return [o for o in OPTION_STYLES if o in present]
 
 

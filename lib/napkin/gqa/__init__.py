@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import kvcache
-from .models import load_config, require_int
-from .units import require_positive
+from .. import kvcache
+from ..models import load_config, require_int
+from ..units import require_positive
 
 __all__ = ["decode_at_depth", "depth_grid", "depth_where_cache_equals_weights", "variant_display",
            "variant_table", "variants"]
@@ -99,7 +99,7 @@ def depth_where_cache_equals_weights(config, weight_bytes: float, kv_dtype="f16"
 
 def variant_display(df: pd.DataFrame, depths=(8192, 32768, 131072)) -> pd.DataFrame:
     """:func:`variant_table` formatted for the page (decimal GB, binary in brackets)."""
-    from .units import GB, GiB, MB, MiB
+    from ..units import GB, GiB, MB, MiB
 
     out = pd.DataFrame({
         "variant": df["variant"], "kv_heads": df["kv_heads"],

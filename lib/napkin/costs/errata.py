@@ -9,7 +9,10 @@ import math
 
 from .. import essay
 from ..costs import compare, energy, model, page, prices, service
-from .finding import Finding
+from ..errata.finding import Finding
+
+#: The notebook these checks belong to (the errata page groups them by it).
+CHAPTER = "11_cost_and_energy"
 
 #: The measured runs the first check prices: Llama 3.3 70B on the GPUs ML.ENERGY ran it on.
 MEASURED_CHIPS = ("H100 SXM", "B200")

@@ -6,7 +6,10 @@ from __future__ import annotations
 from .. import essay, hardware, models, published, tables
 from ..prose import count
 from ..units import GB, GiB
-from .finding import Finding
+from ..errata.finding import Finding
+
+#: The notebook these checks belong to (the errata page groups them by it).
+CHAPTER = "01_napkin_ceiling"
 
 
 def fraction_band() -> Finding:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from .. import essay, hardware, phases
 from ..units import GB, GiB
-from .finding import Finding
+from ..errata.finding import Finding
+
+#: The notebook these checks belong to (the errata page groups them by it).
+CHAPTER = "02_spark_gap"
 
 
 def _copies_read() -> str:

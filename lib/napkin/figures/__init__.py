@@ -1,1 +1,0 @@
-"""Chart builders, one module per chapter; each returns a napkin Figure."""
