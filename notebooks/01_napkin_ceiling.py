@@ -63,32 +63,34 @@
 # :pyobject: decode_ceiling
 # ```
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 import pandas as pd
 
 import napkin
 from napkin import catalog, essay, hardware, measure, models, phases, published, tables
 from napkin.ceiling import figures as charts
-from napkin.prose import glue, glue_markdown
+from napkin.prose import glue, glue_all, glue_markdown
 from napkin.speculative import published as speculative
 from napkin.units import GB, GiB
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 file_bytes = models.gguf_size_bytes("Q4_0", kind="file")
 table = published.essay_table()
 by_chip = table.set_index("chip")
 uplift = published.ultra_uplift(table)
-glue("q4_file_gb", file_bytes / GB)
-glue("max_bw", hardware.chip("M1 Max").bandwidth_bytes_per_s / GB)
-glue("ultra_bw", hardware.chip("M1 Ultra").bandwidth_bytes_per_s / GB)
-glue("ceiling_400", by_chip.loc["M1 Max", "ceiling_tokens_per_s"])
-glue("ceiling_800", by_chip.loc["M1 Ultra", "ceiling_tokens_per_s"])
-glue("frac_min", table["fraction_of_ceiling"].min())
-glue("frac_max", table["fraction_of_ceiling"].max())
-glue("bw_ratio", uplift.loc["M1", "bandwidth_ratio"])
-glue("uplift_m1", uplift.loc["M1", "speed_ratio"])
-glue("uplift_m2", uplift.loc["M2", "speed_ratio"])
-glue("essay_uplift", essay.claim("ultra_uplift") / 100)
+glue_all({
+    "q4_file_gb": file_bytes / GB,
+    "max_bw": hardware.chip("M1 Max").bandwidth_bytes_per_s / GB,
+    "ultra_bw": hardware.chip("M1 Ultra").bandwidth_bytes_per_s / GB,
+    "ceiling_400": by_chip.loc["M1 Max", "ceiling_tokens_per_s"],
+    "ceiling_800": by_chip.loc["M1 Ultra", "ceiling_tokens_per_s"],
+    "frac_min": table["fraction_of_ceiling"].min(),
+    "frac_max": table["fraction_of_ceiling"].max(),
+    "bw_ratio": uplift.loc["M1", "bandwidth_ratio"],
+    "uplift_m1": uplift.loc["M1", "speed_ratio"],
+    "uplift_m2": uplift.loc["M2", "speed_ratio"],
+    "essay_uplift": essay.claim("ultra_uplift") / 100,
+})
 
 # %% [markdown]
 # ## The essay's table, recomputed
@@ -124,19 +126,21 @@ napkin.Figure(
            "Ceilings computed by napkin.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 tensor_bytes = models.gguf_size_bytes("Q4_0", kind="tensors")
 embedding_bytes = published.llama2_7b_embedding_bytes("Q4_0")
 llama_cfg = catalog.config("Llama-2-7B")
-glue("q4_tensor_gb", tensor_bytes / GB)
-glue("q4_tensor_gib", tensor_bytes / GiB)
-glue("tensor_vs_file", file_bytes / tensor_bytes - 1)
-glue("embedding_mb", embedding_bytes / 1e6)
-glue("vocab", llama_cfg["vocab_size"])
-glue("hidden", llama_cfg["hidden_size"])
-glue("embedding_share", embedding_bytes / tensor_bytes)
-glue("embedding_rise", tensor_bytes / (tensor_bytes - embedding_bytes) - 1)
-glue("kv_share", napkin.kv_cache_bytes(llama_cfg, 128) / tensor_bytes)
+glue_all({
+    "q4_tensor_gb": tensor_bytes / GB,
+    "q4_tensor_gib": tensor_bytes / GiB,
+    "tensor_vs_file": file_bytes / tensor_bytes - 1,
+    "embedding_mb": embedding_bytes / 1e6,
+    "vocab": llama_cfg["vocab_size"],
+    "hidden": llama_cfg["hidden_size"],
+    "embedding_share": embedding_bytes / tensor_bytes,
+    "embedding_rise": tensor_bytes / (tensor_bytes - embedding_bytes) - 1,
+    "kv_share": napkin.kv_cache_bytes(llama_cfg, 128) / tensor_bytes,
+})
 
 # %% [markdown]
 # One refinement the essay skips: the file is not what a decode step reads. Its GGUF header
@@ -151,11 +155,13 @@ glue("kv_share", napkin.kv_cache_bytes(llama_cfg, 128) / tensor_bytes)
 # sections use llama.cpp's tensor data throughout, embedding table included, so their
 # ceilings are that little bit low and their fractions that little bit high.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 apple = published.apple()
 band = (essay.claim("decode_fraction_low") / 100, essay.claim("decode_fraction_high") / 100)
-glue("band_low", band[0])
-glue("band_high", band[1])
+glue_all({
+    "band_low": band[0],
+    "band_high": band[1],
+})
 
 # %% [markdown]
 # ## Does the rule of thumb hold?
@@ -177,28 +183,34 @@ napkin.Figure(
            "llama-bench.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 medians = apple.groupby("quant")["fraction_of_ceiling"].median()
-glue("median_f16", medians["F16"])
-glue("median_q8_0", medians["Q8_0"])
-glue("median_q4_0", medians["Q4_0"])
+glue_all({
+    "median_f16": medians["F16"],
+    "median_q8_0": medians["Q8_0"],
+    "median_q4_0": medians["Q4_0"],
+})
 inside = apple["fraction_of_ceiling"].between(*band)
-glue("share_inside", inside.mean())
-glue("n_apple", len(apple))
+glue_all({
+    "share_inside": inside.mean(),
+    "n_apple": len(apple),
+})
 fit = published.fixed_cost_fit(apple)
-glue("n_fit", len(fit))
-glue("n_q4_less", int((fit["beyond_Q4_0_s"] < fit["beyond_F16_s"]).sum()))
-glue("beyond_f16_ms", fit["beyond_F16_s"].median() * 1e3)
-glue("beyond_q4_ms", fit["beyond_Q4_0_s"].median() * 1e3)
-glue("eff_min", fit["effective_share"].min())
-glue("eff_max", fit["effective_share"].max())
-glue("fixed_min_ms", fit["fixed_s"].min() * 1e3)
-glue("fixed_max_ms", fit["fixed_s"].max() * 1e3)
-glue("residual_ms", fit["residual_s"].median() * 1e3)
-glue("residual_share", (fit["residual_s"] / fit["measured_s"]).median())
-glue("residual_abs_ms", fit["residual_s"].abs().median() * 1e3)
-glue("residual_abs_share", (fit["residual_s"].abs() / fit["measured_s"]).median())
-glue("n_q4_slower", int((fit["residual_s"] > 0).sum()))
+glue_all({
+    "n_fit": len(fit),
+    "n_q4_less": int((fit["beyond_Q4_0_s"] < fit["beyond_F16_s"]).sum()),
+    "beyond_f16_ms": fit["beyond_F16_s"].median() * 1e3,
+    "beyond_q4_ms": fit["beyond_Q4_0_s"].median() * 1e3,
+    "eff_min": fit["effective_share"].min(),
+    "eff_max": fit["effective_share"].max(),
+    "fixed_min_ms": fit["fixed_s"].min() * 1e3,
+    "fixed_max_ms": fit["fixed_s"].max() * 1e3,
+    "residual_ms": fit["residual_s"].median() * 1e3,
+    "residual_share": (fit["residual_s"] / fit["measured_s"]).median(),
+    "residual_abs_ms": fit["residual_s"].abs().median() * 1e3,
+    "residual_abs_share": (fit["residual_s"].abs() / fit["measured_s"]).median(),
+    "n_q4_slower": int((fit["residual_s"] > 0).sum()),
+})
 
 # %% [markdown]
 # Only {glue:text}`share_inside:.0%` of the {glue:text}`n_apple:d` runs fall inside the band.
@@ -223,21 +235,29 @@ glue("n_q4_slower", int((fit["residual_s"] > 0).sum()))
 # ({glue:text}`residual_share:.1%` of the step). That is all that is left for unpacking: a
 # cost of its own, if Q4_0 has one, is about that size. A fixed cost weighs more on a shorter step, and Q4_0's step is the shortest.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 q4 = apple[apple["quant"] == "Q4_0"]
 ultra_q4 = q4[q4["chip"].str.endswith("Ultra")]["fraction_of_ceiling"]
 base_q4 = q4[q4["chip"].str.fullmatch(r"M\d")]["fraction_of_ceiling"]
-glue("ultra_q4_max", ultra_q4.max())
-glue("base_q4_min", base_q4.min())
+glue_all({
+    "ultra_q4_max": ultra_q4.max(),
+    "base_q4_min": base_q4.min(),
+})
 ultra_fit = fit[fit["chip"].str.endswith("Ultra")]
-glue("ultra_fixed_min_ms", ultra_fit["fixed_s"].min() * 1e3)
-glue("ultra_fixed_max_ms", ultra_fit["fixed_s"].max() * 1e3)
+glue_all({
+    "ultra_fixed_min_ms": ultra_fit["fixed_s"].min() * 1e3,
+    "ultra_fixed_max_ms": ultra_fit["fixed_s"].max() * 1e3,
+})
 q4_bytes = published.llama2_7b_bytes_per_token("Q4_0")
-glue("ultra_read_ms", q4_bytes / hardware.chip("M2 Ultra").bandwidth_bytes_per_s * 1e3)
-glue("m2_read_ms", q4_bytes / hardware.chip("M2").bandwidth_bytes_per_s * 1e3)
+glue_all({
+    "ultra_read_ms": q4_bytes / hardware.chip("M2 Ultra").bandwidth_bytes_per_s * 1e3,
+    "m2_read_ms": q4_bytes / hardware.chip("M2").bandwidth_bytes_per_s * 1e3,
+})
 big_q4 = (apple["quant"] == "Q4_0") & apple["chip"].str.contains("Max|Ultra")
-glue("inside_big_q4", inside[big_q4].mean())
-glue("inside_rest", inside[~big_q4].mean())
+glue_all({
+    "inside_big_q4": inside[big_q4].mean(),
+    "inside_rest": inside[~big_q4].mean(),
+})
 
 # %% [markdown]
 # The chip's size goes with the fraction too: at Q4_0 the best Ultra reaches
@@ -253,24 +273,28 @@ glue("inside_rest", inside[~big_q4].mean())
 # chose: the band holds {glue:text}`inside_big_q4:.0%` of the Q4_0 runs on Max and Ultra
 # chips and {glue:text}`inside_rest:.0%` of all the others.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 machines = published.all_machines()
 board = tables.load("gpu_llama2_7b_q4_0")
 board = board[(board["test"] == "tg128") & board["memory_bandwidth_GB_per_s"].notna()]
 fa = board["flash_attention"].astype(str)
 fam = machines.groupby("family")["fraction_of_ceiling"]
-glue("n_gpu_runs", int(machines["family"].str.startswith("GPU").sum()))
-glue("n_cuda", int(fam.size()["GPU (CUDA)"]))
-glue("n_vulkan", int(fam.size()["GPU (Vulkan)"]))
-glue("n_fa_on", int((fa == "1").sum()))
-glue("n_fa_unknown", int((fa == "unknown").sum()))
+glue_all({
+    "n_gpu_runs": int(machines["family"].str.startswith("GPU").sum()),
+    "n_cuda": int(fam.size()["GPU (CUDA)"]),
+    "n_vulkan": int(fam.size()["GPU (Vulkan)"]),
+    "n_fa_on": int((fa == "1").sum()),
+    "n_fa_unknown": int((fa == "unknown").sum()),
+})
 glue_markdown("unknown_confidence", ", ".join(sorted(board[fa == "unknown"]["confidence"]
                                                       .unique())))
 cpus = machines[machines["family"] == "CPU"]
 kind = cpus["bandwidth_kind"].str.lower()
-glue("n_cpu", len(cpus))
-glue("n_cpu_reported", int(kind.str.startswith(("measured", "as stated")).sum()))
-glue("n_cpu_inferred", int(kind.str.contains("inferred").sum()))
+glue_all({
+    "n_cpu": len(cpus),
+    "n_cpu_reported": int(kind.str.startswith(("measured", "as stated")).sum()),
+    "n_cpu_inferred": int(kind.str.contains("inferred").sum()),
+})
 
 # %% [markdown]
 # ## GPUs and CPUs on the same chart
@@ -300,9 +324,11 @@ napkin.Figure(
            "as listed in data/.",
 )
 
-# %% tags=["remove-cell"]
-glue("gpu_median", fam.median()["GPU (CUDA)"])
-glue("max_fraction_chart", machines["fraction_of_ceiling"].max())
+# %% tags=["hide-input"]
+glue_all({
+    "gpu_median": fam.median()["GPU (CUDA)"],
+    "max_fraction_chart": machines["fraction_of_ceiling"].max(),
+})
 top = apple.loc[apple["fraction_of_ceiling"].idxmax()]
 glue("max_fraction_any", max(top["fraction_of_ceiling"], machines["fraction_of_ceiling"].max()))
 glue_markdown("max_any_run", f"{top['machine']} at {top['quant']}"
@@ -337,14 +363,16 @@ tables.styled(readings[["reading", "bandwidth_bytes_per_s", "tokens_per_s",
     "tokens_per_s": "Measured tg128 (tok/s)", "ceiling_tokens_per_s": "Ceiling (tok/s)",
     "fraction_of_ceiling": "Fraction of ceiling"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 by_reading = readings.set_index("reading")
 rtx = machines[machines["machine"] == "RTX 4090 (CUDA)"].iloc[0]
 h100_s = 1 / by_reading["tokens_per_s"].iloc[0]
-glue("h100_tg", by_reading["tokens_per_s"].iloc[0])
-glue("h100_ms", h100_s * 1e3)
-glue("rtx_tg", rtx["tokens_per_s"])
-glue("h100_over_rtx", by_reading["tokens_per_s"].iloc[0] / rtx["tokens_per_s"])
+glue_all({
+    "h100_tg": by_reading["tokens_per_s"].iloc[0],
+    "h100_ms": h100_s * 1e3,
+    "rtx_tg": rtx["tokens_per_s"],
+    "h100_over_rtx": by_reading["tokens_per_s"].iloc[0] / rtx["tokens_per_s"],
+})
 for key, name in (("sxm", "H100 SXM"), ("pcie", "H100 PCIe")):
     r = by_reading.loc[name]
     glue(f"h100_{key}_bw", r["bandwidth_bytes_per_s"] / GB)
@@ -370,12 +398,14 @@ for key, name in (("sxm", "H100 SXM"), ("pcie", "H100 PCIe")):
 # {glue:text}`fixed_max_ms:.0f` ms); with one format, these runs cannot split it further. If
 # that is what it is, a 7B model is too small a job to keep this card's memory busy.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 sizes = {q: published.llama2_7b_bytes_per_token(q) for q in ("F16", "Q4_0")}
 glue("bytes_cut", sizes["F16"] / sizes["Q4_0"])
 wide = apple.pivot_table(index="machine", columns="quant", values="tokens_per_s").dropna()
-glue("speed_gain", (wide["Q4_0"] / wide["F16"]).median())
-glue("n_both", len(wide))
+glue_all({
+    "speed_gain": (wide["Q4_0"] / wide["F16"]).median(),
+    "n_both": len(wide),
+})
 
 # %% [markdown]
 # ## The quantization lever
@@ -395,19 +425,21 @@ napkin.Figure(
            "llama-bench.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 discount = essay.claim("buying_discount") / 100
 glue("discount", discount)
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 by_read = phases.rule_by_read(discount)
 oss = by_read.set_index(["machine", "model"]).loc[("DGX Spark", "gpt-oss-120b")]
-glue("moe_file_gb", oss["file_GB"])
-glue("moe_read_gb", oss["read_GB"])
-glue("moe_by_file", oss["by_file_tok_per_s"])
-glue("moe_by_read", oss["by_read_tok_per_s"])
-glue("moe_measured", oss["measured_tok_per_s"])
-glue("moe_pairs", len(by_read))
+glue_all({
+    "moe_file_gb": oss["file_GB"],
+    "moe_read_gb": oss["read_GB"],
+    "moe_by_file": oss["by_file_tok_per_s"],
+    "moe_by_read": oss["by_read_tok_per_s"],
+    "moe_measured": oss["measured_tok_per_s"],
+    "moe_pairs": len(by_read),
+})
 for way in ("file", "read"):
     glue(f"moe_{way}_err_min", by_read[f"by_{way}_error"].min())
     glue(f"moe_{way}_err_max", by_read[f"by_{way}_error"].max())

@@ -88,29 +88,33 @@
 # :pyobject: prefill_flops_per_token
 # ```
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 import pandas as pd
 
 import napkin
 from napkin import catalog, errata, essay, hardware, measure, phases, tables
 from napkin.phases import figures as charts
-from napkin.prose import glue, glue_markdown
+from napkin.prose import glue, glue_all, glue_markdown
 from napkin.units import GB, TFLOPS, GiB
 
 spark = hardware.chip("DGX Spark")
-glue("spark_fp4", essay.claim("spark_fp4_sparse"))
-glue("spark_bw", spark.bandwidth_bytes_per_s / GB)
-glue("spark_gib", spark.capacity_bytes / GiB)
-glue("essay_pp", essay.claim("spark_pp2048"))
-glue("essay_tg", essay.claim("spark_tg32"))
-glue("essay_gap", essay.claim("spark_gap"))
+glue_all({
+    "spark_fp4": essay.claim("spark_fp4_sparse"),
+    "spark_bw": spark.bandwidth_bytes_per_s / GB,
+    "spark_gib": spark.capacity_bytes / GiB,
+    "essay_pp": essay.claim("spark_pp2048"),
+    "essay_tg": essay.claim("spark_tg32"),
+    "essay_gap": essay.claim("spark_gap"),
+})
 depths = sorted(phases.spark_bench()["context_depth_tokens"].unique())
 glue_markdown("depth_list", ", ".join(f"{d:,}" for d in depths[:-1]) + f" and {depths[-1]:,}")
 builds = phases.essay_pair_by_build()
 first, mid, last = builds.iloc[0], builds.iloc[1], builds.iloc[-1]
-glue("build_first", first["build"])
-glue("build_mid", mid["build"])
-glue("build_last", last["build"])
+glue_all({
+    "build_first": first["build"],
+    "build_mid": mid["build"],
+    "build_last": last["build"],
+})
 
 # %% [markdown]
 # ## The essay's pair, build by build
@@ -126,41 +130,47 @@ tables.styled(builds, "spark-builds", {
     "label": "Run", "pp_tok_per_s": "Prefill pp2048 (tok/s)",
     "tg_tok_per_s": "Decode tg32 (tok/s)", "ratio": "Gap (x)"}, formats={"ratio": "{:.1f}"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 copies = phases.spark_bench(file_only=False)
 pp_hits = phases.matches(essay.claim("spark_pp2048"), decimals=0)
 tg_hits = phases.matches(essay.claim("spark_tg32"), decimals=2)
 hit = pp_hits.iloc[0]
 hit_partner = phases.partner(hit)
-glue("hit_depth", hit["context_depth_tokens"])
-glue("hit_build", hit["build"])
-glue("hit_value", hit["throughput_tok_per_s"])
-glue("hit_tg", hit_partner["throughput_tok_per_s"])
-glue("hit_gap", hit["throughput_tok_per_s"] / hit_partner["throughput_tok_per_s"])
-glue("n_pp_hits", len(pp_hits))
-glue("n_pp_rows", int((copies["test"] == "pp2048").sum()))
+glue_all({
+    "hit_depth": hit["context_depth_tokens"],
+    "hit_build": hit["build"],
+    "hit_value": hit["throughput_tok_per_s"],
+    "hit_tg": hit_partner["throughput_tok_per_s"],
+    "hit_gap": hit["throughput_tok_per_s"] / hit_partner["throughput_tok_per_s"],
+    "n_pp_hits": len(pp_hits),
+    "n_pp_rows": int((copies["test"] == "pp2048").sum()),
+})
 glue_markdown("tg_hits_sentence",
               f"No copy shows the decode figure {essay.claim('spark_tg32'):.2f}." if tg_hits.empty
               else f"The decode figure {essay.claim('spark_tg32'):.2f} appears in "
                    f"{len(tg_hits)} row(s).")
 near = phases.nearest(essay.claim("spark_tg32"), "tg32")
-glue("near_tg", near["throughput_tok_per_s"])
-glue("near_build", near["build"])
+glue_all({
+    "near_tg": near["throughput_tok_per_s"],
+    "near_build": near["build"],
+})
 cited = copies[copies["source_kind"].str.contains("16578", regex=False)]
 glue_markdown("cited_models", " and ".join(sorted(cited["model"].unique())))
 early = copies[copies["source_kind"].str.contains("LOW confidence", regex=False)
                & copies["model"].str.startswith("gpt-oss-120b")
                & (copies["context_depth_tokens"] == 0)].set_index("phase")
-glue("early_build", phases.build_number(early["llama_cpp_build"].iloc[0]))
-glue("early_pp", early.loc[phases.PREFILL, "throughput_tok_per_s"])
-glue("early_tg", early.loc[phases.DECODE, "throughput_tok_per_s"])
-glue("own_gap", essay.claim("spark_pp2048") / essay.claim("spark_tg32"))
-glue("gap_first", first["ratio"])
-glue("gap_mid", mid["ratio"])
-glue("gap_last", last["ratio"])
-glue("pp_first", first["pp_tok_per_s"])
-glue("pp_last", last["pp_tok_per_s"])
-glue("tg_change", last["tg_tok_per_s"] / first["tg_tok_per_s"] - 1)
+glue_all({
+    "early_build": phases.build_number(early["llama_cpp_build"].iloc[0]),
+    "early_pp": early.loc[phases.PREFILL, "throughput_tok_per_s"],
+    "early_tg": early.loc[phases.DECODE, "throughput_tok_per_s"],
+    "own_gap": essay.claim("spark_pp2048") / essay.claim("spark_tg32"),
+    "gap_first": first["ratio"],
+    "gap_mid": mid["ratio"],
+    "gap_last": last["ratio"],
+    "pp_first": first["pp_tok_per_s"],
+    "pp_last": last["pp_tok_per_s"],
+    "tg_change": last["tg_tok_per_s"] / first["tg_tok_per_s"] - 1,
+})
 glue_markdown("survives", "Yes." if errata.erratum("spark_gap").conclusion_holds else "No.")
 
 # %% [markdown]
@@ -196,12 +206,14 @@ napkin.Figure(
            "the essay's figures from data/essay_claims.csv.",
 )
 
-# %% tags=["remove-cell"]
-glue("spark_fp32", spark.peak("fp32").flops_per_s / 1e12)
-glue("spark_fp4_dense", spark.peak("fp4").flops_per_s / 1e12)
-glue("spark_int8", spark.peak("int8").flops_per_s / 1e12)
-glue("spark_fp16", spark.peak("fp16").flops_per_s / 1e12)
-glue("spark_fp16_halved", spark.peak("fp16").flops_per_s / 2e12)
+# %% tags=["hide-input"]
+glue_all({
+    "spark_fp32": spark.peak("fp32").flops_per_s / 1e12,
+    "spark_fp4_dense": spark.peak("fp4").flops_per_s / 1e12,
+    "spark_int8": spark.peak("int8").flops_per_s / 1e12,
+    "spark_fp16": spark.peak("fp16").flops_per_s / 1e12,
+    "spark_fp16_halved": spark.peak("fp16").flops_per_s / 2e12,
+})
 peers = phases.peak_comparison()
 
 # %% [markdown]
@@ -231,28 +243,36 @@ tables.styled(peer_table, "spark-peer-peaks",
               formats={c: (lambda v: "" if pd.isna(v) else f"{v:.1%}")
                        for c in peer_table if c != "kind"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 dc = peers[peers["peer_class"] == "datacenter"]
 desk = peers[peers["peer_class"] == "desktop"]
 by_peer = peers.set_index(["kind", "peer"])["share"]
 sparse_kind = spark.peak("fp4", sparse=True).kind
-glue("b200_sparse_share", by_peer[(sparse_kind, "B200")])
-glue("rtx5090_sparse_share", by_peer[(sparse_kind, "RTX 5090")])
-glue("dc_min", dc[dc["chip_derived"]]["share"].min())
-glue("dc_max", dc[dc["chip_derived"]]["share"].max())
-glue("desk_min", desk["share"].min())
-glue("desk_max", desk["share"].max())
+glue_all({
+    "b200_sparse_share": by_peer[(sparse_kind, "B200")],
+    "rtx5090_sparse_share": by_peer[(sparse_kind, "RTX 5090")],
+    "dc_min": dc[dc["chip_derived"]]["share"].min(),
+    "dc_max": dc[dc["chip_derived"]]["share"].max(),
+    "desk_min": desk["share"].min(),
+    "desk_max": desk["share"].max(),
+})
 h100 = hardware.chip("H100 SXM")
-glue("h100_fp16", h100.peak("fp16").flops_per_s / 1e12)
-glue("h100_fp16_share", by_peer[(spark.peak("fp16").kind, "H100 SXM")])
+glue_all({
+    "h100_fp16": h100.peak("fp16").flops_per_s / 1e12,
+    "h100_fp16_share": by_peer[(spark.peak("fp16").kind, "H100 SXM")],
+})
 int8_h100 = peers[(peers["arithmetic"] == "int8") & (peers["peer"] == "H100 SXM")].iloc[0]
-glue("spark_int8_per_byte", int8_h100["chip_flop_per_byte"])
-glue("h100_int8_per_byte", int8_h100["peer_flop_per_byte"])
+glue_all({
+    "spark_int8_per_byte": int8_h100["chip_flop_per_byte"],
+    "h100_int8_per_byte": int8_h100["peer_flop_per_byte"],
+})
 # the same comparison from a rate measured on GB10 rather than one derived from the petaFLOP
 measured_fp8 = spark.specs["fp8_tensor_dense_gemm_measured_TFLOPS"] * TFLOPS
-glue("spark_fp8_measured", measured_fp8 / TFLOPS)
-glue("spark_fp8_measured_per_byte", measured_fp8 / spark.bandwidth_bytes_per_s)
-glue("h100_fp8_per_byte", h100.peak("fp8").flops_per_s / h100.bandwidth_bytes_per_s)
+glue_all({
+    "spark_fp8_measured": measured_fp8 / TFLOPS,
+    "spark_fp8_measured_per_byte": measured_fp8 / spark.bandwidth_bytes_per_s,
+    "h100_fp8_per_byte": h100.peak("fp8").flops_per_s / h100.bandwidth_bytes_per_s,
+})
 assert (measured_fp8 / spark.bandwidth_bytes_per_s
         > h100.peak("fp8").flops_per_s / h100.bandwidth_bytes_per_s)  # "still", checked
 laptop = hardware.chip(phases.LAPTOP_PEER)
@@ -290,20 +310,24 @@ glue_markdown("imbalance_verdict",
 
 # %% tags=["hide-input"]
 equation = phases.equation_gap()
-glue("eq_runs", len(equation))
-glue("eq_derived", int(equation["peak_origin"].str.startswith("computed").sum()))
-glue("q4_bits", napkin.models.bits_per_weight("Q4_0"))
-glue("q4_bytes", napkin.models.bits_per_weight("Q4_0") / 8)
-glue("eq_over_min", equation["over"].min())
-glue("eq_over_max", equation["over"].max())
-glue("eq_rank", equation[["measured", "predicted"]].corr(method="spearman").iloc[0, 1])
-glue("eq_decode_min", equation["decode_share"].min())
-glue("eq_decode_max", equation["decode_share"].max())
-glue("eq_prefill_min", equation["prefill_share"].min())
-glue("eq_prefill_max", equation["prefill_share"].max())
+glue_all({
+    "eq_runs": len(equation),
+    "eq_derived": int(equation["peak_origin"].str.startswith("computed").sum()),
+    "q4_bits": napkin.models.bits_per_weight("Q4_0"),
+    "q4_bytes": napkin.models.bits_per_weight("Q4_0") / 8,
+    "eq_over_min": equation["over"].min(),
+    "eq_over_max": equation["over"].max(),
+    "eq_rank": equation[["measured", "predicted"]].corr(method="spearman").iloc[0, 1],
+    "eq_decode_min": equation["decode_share"].min(),
+    "eq_decode_max": equation["decode_share"].max(),
+    "eq_prefill_min": equation["prefill_share"].min(),
+    "eq_prefill_max": equation["prefill_share"].max(),
+})
 eq_spark = equation[equation["chip"] == "DGX Spark"].iloc[0]
-glue("eq_spark_predicted", eq_spark["predicted"])
-glue("eq_spark_measured", eq_spark["measured"])
+glue_all({
+    "eq_spark_predicted": eq_spark["predicted"],
+    "eq_spark_measured": eq_spark["measured"],
+})
 tables.styled(equation, "spark-equation-check", {
     "machine": "Run (as the scoreboard names it)", "chip": "Chip",
     "peak_origin": "INT8 figure", "measured": "Measured gap", "predicted": "Equation's gap",
@@ -330,17 +354,19 @@ tables.styled(equation, "spark-equation-check", {
 # INT8 figure. The equation reads a gap from what each phase could do; the measured gap is
 # what each did, and prefill falls further short of its roof.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 compute = phases.prefill_compute()
 peaks = phases.spark_peak_fractions(compute)
 oss_cfg = catalog.config("gpt-oss-120b")
-glue("oss_routed", oss_cfg["num_experts_per_tok"])
-glue("oss_experts", oss_cfg["num_local_experts"])
-glue("oss_layers", oss_cfg["num_hidden_layers"])
-glue("oss_layer_params_b", phases.layer_params(oss_cfg) / 1e9)
-glue("oss_active_b", catalog.params("gpt-oss-120b", active=True) / 1e9)
-glue("oss_gflop_per_token", phases.prefill_flops_per_token("gpt-oss-120b", 2048) / 1e9)
-glue("native_build", phases.NATIVE_MXFP4_BUILD)
+glue_all({
+    "oss_routed": oss_cfg["num_experts_per_tok"],
+    "oss_experts": oss_cfg["num_local_experts"],
+    "oss_layers": oss_cfg["num_hidden_layers"],
+    "oss_layer_params_b": phases.layer_params(oss_cfg) / 1e9,
+    "oss_active_b": catalog.params("gpt-oss-120b", active=True) / 1e9,
+    "oss_gflop_per_token": phases.prefill_flops_per_token("gpt-oss-120b", 2048) / 1e9,
+    "native_build": phases.NATIVE_MXFP4_BUILD,
+})
 glue_markdown("native_date", phases.NATIVE_MXFP4_DATE)
 
 # %% [markdown]
@@ -375,40 +401,48 @@ tables.styled(wide_peaks, "spark-peaks", {c: (f"share of {c}" if c != "run" else
                                               "DGX Spark prefill run") for c in wide_peaks},
               formats={c: "{:.1%}" for c in wide_peaks if c != "run"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 oss_runs = compute[(compute["chip"] == "DGX Spark") & (compute["model"] == "gpt-oss-120b")]
-glue("oss_tflops_min", oss_runs["achieved_flops_per_s"].min() / 1e12)
-glue("oss_tflops_max", oss_runs["achieved_flops_per_s"].max() / 1e12)
-glue("oss_last_frac_roof", oss_runs.iloc[-1]["fraction_of_roof"])
-glue("oss_int8_frac_max", oss_runs[oss_runs["arithmetic"] == "int8"]["fraction_of_roof"].max())
+glue_all({
+    "oss_tflops_min": oss_runs["achieved_flops_per_s"].min() / 1e12,
+    "oss_tflops_max": oss_runs["achieved_flops_per_s"].max() / 1e12,
+    "oss_last_frac_roof": oss_runs.iloc[-1]["fraction_of_roof"],
+    "oss_int8_frac_max": oss_runs[oss_runs["arithmetic"] == "int8"]["fraction_of_roof"].max(),
+})
 sparse = peaks[peaks["peak"].str.contains("sparse")]
-glue("peta_frac_oss_max", sparse[sparse["model"] == "gpt-oss-120b"]["fraction"].max())
-glue("peta_frac_max", sparse["fraction"].max())
+glue_all({
+    "peta_frac_oss_max": sparse[sparse["model"] == "gpt-oss-120b"]["fraction"].max(),
+    "peta_frac_max": sparse["fraction"].max(),
+})
 llama = compute[compute["model"] == "Llama-2-7B"].set_index("machine")
 h100_runs = llama[llama["chip"].str.startswith("H100")]
 h100_flops = h100_runs["achieved_flops_per_s"].iloc[0]
-glue("llama_spark_tflops", llama.loc["DGX Spark", "achieved_flops_per_s"] / 1e12)
-glue("llama_spark_frac", llama.loc["DGX Spark", "fraction_of_roof"])
-glue("llama_h100_tflops", h100_flops / 1e12)
-glue("llama_h100_frac_sxm", h100_runs.loc["H100 (read as H100 SXM)", "fraction_of_roof"])
-glue("llama_h100_frac_pcie", h100_runs.loc["H100 (read as H100 PCIe)", "fraction_of_roof"])
-glue("llama_rtx_tflops", llama.loc["RTX 4090", "achieved_flops_per_s"] / 1e12)
-glue("llama_rtx_frac", llama.loc["RTX 4090", "fraction_of_roof"])
-glue("spark_over_h100", llama.loc["DGX Spark", "achieved_flops_per_s"] / h100_flops)
-glue("spark_over_rtx", llama.loc["DGX Spark", "achieved_flops_per_s"]
-     / llama.loc["RTX 4090", "achieved_flops_per_s"])
+glue_all({
+    "llama_spark_tflops": llama.loc["DGX Spark", "achieved_flops_per_s"] / 1e12,
+    "llama_spark_frac": llama.loc["DGX Spark", "fraction_of_roof"],
+    "llama_h100_tflops": h100_flops / 1e12,
+    "llama_h100_frac_sxm": h100_runs.loc["H100 (read as H100 SXM)", "fraction_of_roof"],
+    "llama_h100_frac_pcie": h100_runs.loc["H100 (read as H100 PCIe)", "fraction_of_roof"],
+    "llama_rtx_tflops": llama.loc["RTX 4090", "achieved_flops_per_s"] / 1e12,
+    "llama_rtx_frac": llama.loc["RTX 4090", "fraction_of_roof"],
+    "spark_over_h100": llama.loc["DGX Spark", "achieved_flops_per_s"] / h100_flops,
+    "spark_over_rtx": llama.loc["DGX Spark", "achieved_flops_per_s"]
+     / llama.loc["RTX 4090", "achieved_flops_per_s"],
+})
 glue_markdown("h100_vs_rtx", "below" if h100_flops < llama.loc["RTX 4090", "achieved_flops_per_s"]
               else "above")
 pro = compute[compute["chip"] == "RTX PRO 6000 Blackwell"].iloc[0]
 glue_markdown("pro_name", pro["machine"])
 glue_markdown("pro_confidence", pro["confidence"])
 glue_markdown("pro_arith", pro["arithmetic"].upper())
-glue("pro_tflops", pro["achieved_flops_per_s"] / 1e12)
-glue("pro_frac", pro["fraction_of_roof"])
-glue("spark_int8_over_pro", oss_runs[oss_runs["arithmetic"] == "int8"]["achieved_flops_per_s"]
-     .max() / pro["achieved_flops_per_s"])
-glue("spark_fp4_over_pro", oss_runs[oss_runs["arithmetic"] == "fp4"]["achieved_flops_per_s"]
-     .max() / pro["achieved_flops_per_s"])
+glue_all({
+    "pro_tflops": pro["achieved_flops_per_s"] / 1e12,
+    "pro_frac": pro["fraction_of_roof"],
+    "spark_int8_over_pro": oss_runs[oss_runs["arithmetic"] == "int8"]["achieved_flops_per_s"]
+     .max() / pro["achieved_flops_per_s"],
+    "spark_fp4_over_pro": oss_runs[oss_runs["arithmetic"] == "fp4"]["achieved_flops_per_s"]
+     .max() / pro["achieved_flops_per_s"],
+})
 
 # %% [markdown]
 # DGX Spark's gpt-oss-120b prefill reaches {glue:text}`oss_tflops_min:.1f` to
@@ -437,30 +471,40 @@ glue("spark_fp4_over_pro", oss_runs[oss_runs["arithmetic"] == "fp4"]["achieved_f
 # DGX Spark's INT8 builds reach {glue:text}`spark_int8_over_pro:.0%` of it and its FP4 build
 # {glue:text}`spark_fp4_over_pro:.0%`.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 path = phases.arithmetic_path_change()
-glue("path_pp_min", path["prefill_change"].min())
-glue("path_pp_max", path["prefill_change"].max())
-glue("path_tg_min", path["decode_change"].min())
-glue("path_tg_max", path["decode_change"].max())
+glue_all({
+    "path_pp_min": path["prefill_change"].min(),
+    "path_pp_max": path["prefill_change"].max(),
+    "path_tg_min": path["decode_change"].min(),
+    "path_tg_max": path["decode_change"].max(),
+})
 mirror = phases.mirror_table()
 spark_over_m2 = 1 / mirror[mirror["kind"] != "bandwidth"].set_index("row")["m2_over_spark"]
 kinds = mirror[mirror["kind"] != "bandwidth"].set_index("row")["kind"]
-glue("mir_pp_min", spark_over_m2[kinds == "prefill"].min())
-glue("mir_pp_max", spark_over_m2[kinds == "prefill"].max())
-glue("mir_tg_min", spark_over_m2[kinds == "decode"].min())
-glue("mir_tg_max", spark_over_m2[kinds == "decode"].max())
+glue_all({
+    "mir_pp_min": spark_over_m2[kinds == "prefill"].min(),
+    "mir_pp_max": spark_over_m2[kinds == "prefill"].max(),
+    "mir_tg_min": spark_over_m2[kinds == "decode"].min(),
+    "mir_tg_max": spark_over_m2[kinds == "decode"].max(),
+})
 oss_mirror = mirror[mirror["model"] == "gpt-oss-120b"].set_index("kind")["m2_over_spark"]
-glue("mir_oss_pp", 1 / oss_mirror["prefill"])
-glue("mir_oss_tg", 1 / oss_mirror["decode"])
-glue("n_mirror", int((mirror["kind"] == "decode").sum()))
+glue_all({
+    "mir_oss_pp": 1 / oss_mirror["prefill"],
+    "mir_oss_tg": 1 / oss_mirror["decode"],
+    "n_mirror": int((mirror["kind"] == "decode").sum()),
+})
 oss_bytes = phases.bench_decode_weight_bytes("gpt-oss-120b")
-glue("oss_decode_gb", oss_bytes["weight_bytes"] / GB)
-glue("oss_other_bpw", oss_bytes["other_bytes_per_weight"])
-glue("oss_expert_bits", oss_bytes["expert_bytes_per_weight"] * 8)
+glue_all({
+    "oss_decode_gb": oss_bytes["weight_bytes"] / GB,
+    "oss_other_bpw": oss_bytes["other_bytes_per_weight"],
+    "oss_expert_bits": oss_bytes["expert_bytes_per_weight"] * 8,
+})
 decode_share = builds["tg_tok_per_s"] / (spark.bandwidth_bytes_per_s / oss_bytes["weight_bytes"])
-glue("decode_share_min", decode_share.min())
-glue("decode_share_max", decode_share.max())
+glue_all({
+    "decode_share_min": decode_share.min(),
+    "decode_share_max": decode_share.max(),
+})
 petaflop = errata.erratum("spark_petaflop")
 glue_markdown("literal_verdict", "Read literally, the sentence fails"
               if petaflop.verdict != "agrees" else "Read literally, the sentence holds")
@@ -519,18 +563,22 @@ napkin.Figure(
            "(build 7948), pp2048 and tg32 at depths 0-32768.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 deep = retention[(retention["model"] == "gpt-oss-120b")
                  & (retention["context_depth_tokens"] == retention["context_depth_tokens"].max())]
 max_depth = int(deep["context_depth_tokens"].iloc[0])
 glue("max_depth", max_depth)
 spark_last = deep[(deep["machine"] == "DGX Spark") & (deep["build"] == last["build"])]
 keep = spark_last.set_index("phase")["fraction_of_depth0"]
-glue("keep_pp", keep["prefill"])
-glue("keep_tg", keep["decode"])
+glue_all({
+    "keep_pp": keep["prefill"],
+    "keep_tg": keep["decode"],
+})
 m2_deep = deep[deep["machine"] == "M2 Ultra"].set_index("phase")["fraction_of_depth0"]
-glue("m2_keep_pp", m2_deep["prefill"])
-glue("m2_keep_tg", m2_deep["decode"])
+glue_all({
+    "m2_keep_pp": m2_deep["prefill"],
+    "m2_keep_tg": m2_deep["decode"],
+})
 pairs = phases.depth_pairs()
 share_faster = (retention.pivot_table(index=["label", "model", "context_depth_tokens"],
                                       columns="phase", values="fraction_of_depth0")
@@ -540,10 +588,12 @@ gap_deep = pairs[(pairs["model"] == "gpt-oss-120b") & (pairs["machine"] == "DGX 
                  & (pairs["build"] == last["build"])].set_index("context_depth_tokens")["ratio"]
 glue("gap_deep", gap_deep.loc[gap_deep.index.max()])
 growth = phases.depth_growth("gpt-oss-120b", 2048, max_depth, oss_bytes["weight_bytes"])
-glue("work_growth", growth["prefill_flops_ratio"])
-glue("bytes_growth", growth["decode_bytes_ratio"])
-glue("work_keep", 1 / growth["prefill_flops_ratio"])
-glue("bytes_keep", 1 / growth["decode_bytes_ratio"])
+glue_all({
+    "work_growth": growth["prefill_flops_ratio"],
+    "bytes_growth": growth["decode_bytes_ratio"],
+    "work_keep": 1 / growth["prefill_flops_ratio"],
+    "bytes_keep": 1 / growth["decode_bytes_ratio"],
+})
 
 # %% [markdown]
 # At {glue:text}`max_depth:,d` tokens of context, DGX Spark (build {glue:text}`build_last:d`)
@@ -571,11 +621,13 @@ napkin.Figure(
     source="llama.cpp benchmark files for DGX Spark and M2 Ultra (pp2048 / tg32).",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 ratios = phases.spark_ratios()
 spark_models = ratios[ratios["machine"] == "DGX Spark"]
-glue("model_gap_min", spark_models["ratio"].min())
-glue("model_gap_max", spark_models["ratio"].max())
+glue_all({
+    "model_gap_min": spark_models["ratio"].min(),
+    "model_gap_max": spark_models["ratio"].max(),
+})
 
 # %% [markdown]
 # ## Other models in the file
@@ -591,7 +643,7 @@ tables.styled(wide, "spark-models", {c: (c if c != "model" else "Model (gap, x)"
               formats={c: (lambda v: "" if pd.isna(v) else f"{v:.1f}")
                        for c in wide.columns if c != "model"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 lowest = spark_models.loc[spark_models["ratio"].idxmin()]
 highest = spark_models.loc[spark_models["ratio"].idxmax()]
 moe = spark_models[spark_models["moe"]]["ratio"]
@@ -617,9 +669,11 @@ glue_markdown("model_extremes",
 # %% [markdown]
 # Of these, {glue:md}`model_extremes`. {glue:md}`moe_sentence`
 
-# %% tags=["remove-cell"]
-glue("build_gap", mirror.attrs["m2_build"] - mirror.attrs["spark_build"])
-glue("bw_ratio", mirror["m2_over_spark"].iloc[0])
+# %% tags=["hide-input"]
+glue_all({
+    "build_gap": mirror.attrs["m2_build"] - mirror.attrs["spark_build"],
+    "bw_ratio": mirror["m2_over_spark"].iloc[0],
+})
 
 # %% [markdown]
 # ## The mirror image
@@ -641,16 +695,20 @@ napkin.Figure(
            "data/hardware_specs.csv.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 by_kind = mirror.groupby("kind")["m2_over_spark"]
-glue("dec_min", by_kind.min()["decode"])
-glue("dec_max", by_kind.max()["decode"])
-glue("pre_min", by_kind.min()["prefill"])
-glue("pre_max", by_kind.max()["prefill"])
+glue_all({
+    "dec_min": by_kind.min()["decode"],
+    "dec_max": by_kind.max()["decode"],
+    "pre_min": by_kind.min()["prefill"],
+    "pre_max": by_kind.max()["prefill"],
+})
 oss = mirror[mirror["model"] == "gpt-oss-120b"].set_index("kind")
-glue("m2_tg_120", oss.loc["decode", "m2"])
-glue("m2_pp_120", oss.loc["prefill", "m2"])
-glue("m2_gap_120", oss.loc["prefill", "m2"] / oss.loc["decode", "m2"])
+glue_all({
+    "m2_tg_120": oss.loc["decode", "m2"],
+    "m2_pp_120": oss.loc["prefill", "m2"],
+    "m2_gap_120": oss.loc["prefill", "m2"] / oss.loc["decode", "m2"],
+})
 
 # %% [markdown]
 # Across the {glue:text}`n_mirror:d` models, the M2 Ultra decodes {glue:text}`dec_min:.2f`x
@@ -661,32 +719,36 @@ glue("m2_gap_120", oss.loc["prefill", "m2"] / oss.loc["decode", "m2"])
 # {glue:text}`m2_tg_120:.1f` tokens/s): the same weights on a machine built the other way
 # round. This is the essay's "mirror-image problem" measured with one protocol.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 same = phases.like_for_like()
 llama_same = same[same["comparison"] == f"{phases.LLAMA2_Q4}, pp512 / tg128"]
 spark_l = llama_same[llama_same["family"] == "DGX Spark"].iloc[0]
 strix_all = phases.strix_llama2_q4()
 strix = strix_all[strix_all["confidence"] == "high"]
 strix_chip = hardware.chip("Strix Halo")
-glue("strix_bw", strix_chip.bandwidth_bytes_per_s / GB)
-glue("strix_fp16", strix_chip.peak("fp16").flops_per_s / 1e12)
-glue("n_strix_runs", len(strix))
-glue("n_strix_fa", int((strix["flash_attention"] == "on").sum()))
-glue("strix_pp_best", strix["pp_tok_per_s"].max())
-glue("strix_tg_best", strix["tg_tok_per_s"].max())
-glue("strix_gap_min", strix["ratio"].min())
-glue("strix_gap_max", strix["ratio"].max())
-glue("spark_l_pp", spark_l["pp_tok_per_s"])
-glue("spark_l_tg", spark_l["tg_tok_per_s"])
-glue("spark_l_gap", spark_l["ratio"])
-glue("spark_over_strix_pp", spark_l["pp_tok_per_s"] / strix["pp_tok_per_s"].max())
-glue("spark_over_strix_tg", spark_l["tg_tok_per_s"] / strix["tg_tok_per_s"].max())
+glue_all({
+    "strix_bw": strix_chip.bandwidth_bytes_per_s / GB,
+    "strix_fp16": strix_chip.peak("fp16").flops_per_s / 1e12,
+    "n_strix_runs": len(strix),
+    "n_strix_fa": int((strix["flash_attention"] == "on").sum()),
+    "strix_pp_best": strix["pp_tok_per_s"].max(),
+    "strix_tg_best": strix["tg_tok_per_s"].max(),
+    "strix_gap_min": strix["ratio"].min(),
+    "strix_gap_max": strix["ratio"].max(),
+    "spark_l_pp": spark_l["pp_tok_per_s"],
+    "spark_l_tg": spark_l["tg_tok_per_s"],
+    "spark_l_gap": spark_l["ratio"],
+    "spark_over_strix_pp": spark_l["pp_tok_per_s"] / strix["pp_tok_per_s"].max(),
+    "spark_over_strix_tg": spark_l["tg_tok_per_s"] / strix["tg_tok_per_s"].max(),
+})
 glue_markdown("strix_gap_rank", "larger than any of Strix Halo's"
               if spark_l["ratio"] > strix["ratio"].max() else "within the range of Strix Halo's")
 strix_oss = phases.strix_ratios()
 strix_oss = strix_oss[strix_oss["model"].str.contains("gpt-oss 120B")]
-glue("strix_oss_min", strix_oss["ratio"].min())
-glue("strix_oss_max", strix_oss["ratio"].max())
+glue_all({
+    "strix_oss_min": strix_oss["ratio"].min(),
+    "strix_oss_max": strix_oss["ratio"].max(),
+})
 
 # %% [markdown]
 # ## Strix Halo
@@ -708,7 +770,7 @@ glue("strix_oss_max", strix_oss["ratio"].max())
 # {glue:text}`strix_oss_max:.1f`x, on `pp512` / `tg128`: not comparable with the DGX Spark
 # file's `pp2048` / `tg32`.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 others = llama_same[llama_same["family"] != "DGX Spark"]
 glue("n_strix_l", int((others["family"] == "Strix Halo").sum()))
 glue_markdown("strix_l_confidence", ", ".join(sorted(
@@ -737,26 +799,32 @@ napkin.Figure(
            "benches/dgx-spark.md and copies, benches/mac-m2-ultra.md; lhl/strix-halo-testing.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 larger = others[others["ratio"] > spark_l["ratio"]]
 top = llama_same.loc[llama_same["ratio"].idxmax()]
 gpus_l = others[others["family"] == "Discrete GPU"]
 h100_l = gpus_l[gpus_l["machine"].str.startswith("H100")].iloc[0]
 m2_l = llama_same[llama_same["machine"] == "M2 Ultra 76-core GPU"].iloc[0]
-glue("n_llama_others", len(others))
-glue("n_larger", len(larger))
-glue("top_gap", top["ratio"])
+glue_all({
+    "n_llama_others": len(others),
+    "n_larger": len(larger),
+    "top_gap": top["ratio"],
+})
 glue_markdown("top_machine", top["machine"])
-glue("h100_gap", h100_l["ratio"])
-glue("m2_l_gap", m2_l["ratio"])
-glue("gpu_l_median", gpus_l["ratio"].median())
-glue("n_gpus_l", len(gpus_l))
-glue("gpus_faster_pp", (gpus_l["pp_tok_per_s"] > spark_l["pp_tok_per_s"]).mean())
-glue("gpus_faster_tg", (gpus_l["tg_tok_per_s"] > spark_l["tg_tok_per_s"]).mean())
+glue_all({
+    "h100_gap": h100_l["ratio"],
+    "m2_l_gap": m2_l["ratio"],
+    "gpu_l_median": gpus_l["ratio"].median(),
+    "n_gpus_l": len(gpus_l),
+    "gpus_faster_pp": (gpus_l["pp_tok_per_s"] > spark_l["pp_tok_per_s"]).mean(),
+    "gpus_faster_tg": (gpus_l["tg_tok_per_s"] > spark_l["tg_tok_per_s"]).mean(),
+})
 oss_same = same[same["comparison"] == "gpt-oss-120b MXFP4, pp2048 / tg32"]
-glue("oss_spark_gap_min", oss_same[oss_same["family"] == "DGX Spark"]["ratio"].min())
-glue("oss_spark_gap_max", oss_same[oss_same["family"] == "DGX Spark"]["ratio"].max())
-glue("oss_m2_gap", oss_same[oss_same["machine"] == "M2 Ultra"]["ratio"].iloc[0])
+glue_all({
+    "oss_spark_gap_min": oss_same[oss_same["family"] == "DGX Spark"]["ratio"].min(),
+    "oss_spark_gap_max": oss_same[oss_same["family"] == "DGX Spark"]["ratio"].max(),
+    "oss_m2_gap": oss_same[oss_same["machine"] == "M2 Ultra"]["ratio"].iloc[0],
+})
 glue_markdown("spark_gap_rank",
               "is not the largest" if len(larger) else "is the largest of them all")
 
@@ -793,16 +861,20 @@ napkin.Figure(
            "llama.cpp discussions 15396, 4167, 15013, 15021 and 10879.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 med = everyone.groupby("family")["ratio"].median()
-glue("med_spark", med["DGX Spark"])
-glue("med_gpu", med["Discrete GPU"])
-glue("med_apple", med["Apple Silicon"])
-glue("med_strix", med["Strix Halo"])
-glue("n_everyone", len(everyone))
+glue_all({
+    "med_spark": med["DGX Spark"],
+    "med_gpu": med["Discrete GPU"],
+    "med_apple": med["Apple Silicon"],
+    "med_strix": med["Strix Halo"],
+    "n_everyone": len(everyone),
+})
 spark_points = everyone[everyone["family"] == "DGX Spark"]
-glue("n_spark_points", len(spark_points))
-glue("spark_pp2048_share", (spark_points["protocol"] == "pp2048 / tg32").mean())
+glue_all({
+    "n_spark_points": len(spark_points),
+    "spark_pp2048_share": (spark_points["protocol"] == "pp2048 / tg32").mean(),
+})
 gpu_points = everyone[everyone["family"] == "Discrete GPU"]
 glue("gpu_pp512_share", (gpu_points["protocol"] == "pp512 / tg128").mean())
 
@@ -836,7 +908,7 @@ tables.styled(live_ratio, "live-ratio", {
     formats={"pp_tok_per_s": "{:,.1f}", "pp_stddev_tok_per_s": "{:,.1f}",
              "tg_tok_per_s": "{:,.1f}", "tg_stddev_tok_per_s": "{:,.1f}", "ratio": "{:.1f}"})
 
-# %% tags=["remove-cell", "nbval-ignore-output"]
+# %% tags=["hide-input", "nbval-ignore-output"]
 if live_ratio.empty:
     glue_markdown("live_sentence", "llama.cpp could not run where this page was built, so "
                   "there is no live point; run the notebook on your machine to add yours.")

@@ -80,7 +80,7 @@
 # :pyobject: matmul_intensity
 # ```
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 import numpy as np
 import pandas as pd
 
@@ -90,36 +90,44 @@ from napkin.roofline import figures as charts
 from napkin.measure import batched
 from napkin.predict import step as predict_step
 from napkin.predict.calibration import calibrated
-from napkin.prose import glue, glue_markdown
+from napkin.prose import glue, glue_all, glue_markdown
 from napkin.units import GiB, TFLOPS
 from napkin.validation import report as validation_report
 
 h100 = roofline.chip_roof("H100 SXM")
-glue("ridge", h100.ridge)
-glue("essay_batch", essay.claim("decode_batch_crossover"))
-glue("essay_prompt", essay.claim("prefill_intensity"))
+glue_all({
+    "ridge": h100.ridge,
+    "essay_batch": essay.claim("decode_batch_crossover"),
+    "essay_prompt": essay.claim("prefill_intensity"),
+})
 
 # %% [markdown]
 # ## The essay's arithmetic
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 h100_chip = hardware.chip("H100 SXM")
-glue("h100_sparse", h100_chip.specs["fp16_tensor_sparse_TFLOPS"])
-glue("h100_dense", h100_chip.specs["fp16_tensor_dense_TFLOPS"])
-glue("h100_bw", h100.bandwidth_bytes_per_s / 1e9)
-glue("essay_ridge", essay.claim("h100_ridge"))
-glue("sparse_ridge", roofline.ridge_point(h100_chip.specs["fp16_tensor_sparse_TFLOPS"] * TFLOPS,
-                                          h100.bandwidth_bytes_per_s))
+glue_all({
+    "h100_sparse": h100_chip.specs["fp16_tensor_sparse_TFLOPS"],
+    "h100_dense": h100_chip.specs["fp16_tensor_dense_TFLOPS"],
+    "h100_bw": h100.bandwidth_bytes_per_s / 1e9,
+    "essay_ridge": essay.claim("h100_ridge"),
+    "sparse_ridge": roofline.ridge_point(h100_chip.specs["fp16_tensor_sparse_TFLOPS"] * TFLOPS,
+                                          h100.bandwidth_bytes_per_s),
+})
 b64 = int(essay.claim("batch_example"))
-glue("b64", b64)
-glue("i_b1", roofline.matmul_intensity(1))
-glue("i_b64", roofline.matmul_intensity(b64))
-glue("b_star", h100.ridge / roofline.matmul_intensity(1))
-glue("b_first", int(np.floor(h100.ridge / roofline.matmul_intensity(1))) + 1)
+glue_all({
+    "b64": b64,
+    "i_b1": roofline.matmul_intensity(1),
+    "i_b64": roofline.matmul_intensity(b64),
+    "b_star": h100.ridge / roofline.matmul_intensity(1),
+    "b_first": int(np.floor(h100.ridge / roofline.matmul_intensity(1))) + 1,
+})
 i_prefill = roofline.matmul_intensity(essay.claim("prefill_intensity"))
-glue("i_prefill", i_prefill)
-glue("over", i_prefill / h100.ridge)
-glue("essay_over", essay.claim("prefill_over_ridge"))
+glue_all({
+    "i_prefill": i_prefill,
+    "over": i_prefill / h100.ridge,
+    "essay_over": essay.claim("prefill_over_ridge"),
+})
 
 # %% [markdown]
 # NVIDIA lists the H100 SXM at {glue:text}`h100_sparse:,.0f` FP16 tensor TFLOPS *with 2:4
@@ -144,25 +152,28 @@ glue("essay_over", essay.claim("prefill_over_ridge"))
 # The same division for every chip in `data/hardware_specs.csv`, for every arithmetic the
 # chip states a dense peak for.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 CHIPS = ["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe", "MI300X",
          "RTX 4090", "RTX 5090", "DGX Spark", "M2 Ultra", "Strix Halo"]
 DATACENTER = ["H100 SXM", "H100 PCIe", "H200", "B200", "A100 SXM", "A100 PCIe", "MI300X"]
 ridges = roofline.ridge_table(CHIPS)
 spark = hardware.chip("DGX Spark")
 rtx = hardware.chip("RTX 4090")
-glue("geforce_acc",
-     roofline.peak_for("RTX 4090", "F16").flops_per_s / rtx.peak("fp16").flops_per_s)
-glue("geforce_int8", rtx.peak("int8").flops_per_s / rtx.peak("fp16").flops_per_s)
-glue("spark_fp4", spark.peak("fp4", sparse=True).flops_per_s / TFLOPS)
-glue("spark_fp4_dense", spark.peak("fp4").flops_per_s / TFLOPS)
-glue("spark_int8", spark.peak("int8").flops_per_s / TFLOPS)
-glue("spark_fp16", spark.peak("fp16").flops_per_s / TFLOPS)
+glue_all({
+    "geforce_acc": roofline.peak_for("RTX 4090", "F16").flops_per_s / rtx.peak("fp16").flops_per_s,
+    "geforce_int8": rtx.peak("int8").flops_per_s / rtx.peak("fp16").flops_per_s,
+    "spark_fp4": spark.peak("fp4", sparse=True).flops_per_s / TFLOPS,
+    "spark_fp4_dense": spark.peak("fp4").flops_per_s / TFLOPS,
+    "spark_int8": spark.peak("int8").flops_per_s / TFLOPS,
+    "spark_fp16": spark.peak("fp16").flops_per_s / TFLOPS,
+})
 r5090 = hardware.chip("RTX 5090")
 b200 = hardware.chip("B200")
-glue("b200_fp4_over_fp8", b200.peak("fp4").flops_per_s / b200.peak("fp8").flops_per_s)
-glue("r5090_fp4_over_fp8", r5090.peak("fp4").flops_per_s / r5090.peak("fp8").flops_per_s)
-glue("r5090_fp4_over_fp16", r5090.peak("fp4").flops_per_s / r5090.peak("fp16").flops_per_s)
+glue_all({
+    "b200_fp4_over_fp8": b200.peak("fp4").flops_per_s / b200.peak("fp8").flops_per_s,
+    "r5090_fp4_over_fp8": r5090.peak("fp4").flops_per_s / r5090.peak("fp8").flops_per_s,
+    "r5090_fp4_over_fp16": r5090.peak("fp4").flops_per_s / r5090.peak("fp16").flops_per_s,
+})
 # what a GeForce-style GB10 would have at FP8, against a dense FP8 GEMM measured on one
 geforce_style_fp8 = spark.peak("fp4").flops_per_s / (r5090.peak("fp4").flops_per_s
                                                      / r5090.peak("fp8").flops_per_s)
@@ -170,10 +181,12 @@ geforce_style_fp8 = spark.peak("fp4").flops_per_s / (r5090.peak("fp4").flops_per
 geforce_style_fp8_fp16acc = spark.peak("fp4").flops_per_s / (
     r5090.peak("fp4").flops_per_s / (r5090.specs["fp8_tensor_dense_fp16acc_TFLOPS"] * TFLOPS))
 measured_fp8 = spark.specs["fp8_tensor_dense_gemm_measured_TFLOPS"] * TFLOPS
-glue("spark_fp8_geforce", geforce_style_fp8 / TFLOPS)
-glue("spark_fp8_geforce_fp16acc", geforce_style_fp8_fp16acc / TFLOPS)
-glue("spark_fp8_measured", measured_fp8 / TFLOPS)
-glue("spark_fp8_measured_share", measured_fp8 / spark.peak("fp8").flops_per_s)
+glue_all({
+    "spark_fp8_geforce": geforce_style_fp8 / TFLOPS,
+    "spark_fp8_geforce_fp16acc": geforce_style_fp8_fp16acc / TFLOPS,
+    "spark_fp8_measured": measured_fp8 / TFLOPS,
+    "spark_fp8_measured_share": measured_fp8 / spark.peak("fp8").flops_per_s,
+})
 glue_markdown("spark_fp8_verdict",
               "more than a GeForce-style GPU could reach with either accumulator, so DGX "
               "Spark's FP8 does not follow GeForce"
@@ -196,10 +209,12 @@ def _end(chip: str) -> str:
 
 
 glue_markdown("fp16_range", f"{_end(dense_fp16.idxmin())} to {_end(dense_fp16.idxmax())}")
-glue("dc_min", dense_fp16.loc[DATACENTER].min())
-glue("dc_max", dense_fp16.loc[DATACENTER].max())
-glue("h100_fp8_ridge", by_arith.loc["H100 SXM", "fp8"])
-glue("spark_ridge_fp4", by_arith.loc["DGX Spark", "fp4"])
+glue_all({
+    "dc_min": dense_fp16.loc[DATACENTER].min(),
+    "dc_max": dense_fp16.loc[DATACENTER].max(),
+    "h100_fp8_ridge": by_arith.loc["H100 SXM", "fp8"],
+    "spark_ridge_fp4": by_arith.loc["DGX Spark", "fp4"],
+})
 markers = pd.DataFrame({
     "intensity": [roofline.matmul_intensity(1), roofline.matmul_intensity(b64), i_prefill],
     "label": ["decode, batch 1 (FP16)", f"decode, batch {b64} (FP16)",
@@ -282,7 +297,7 @@ napkin.Figure(
 # %% [markdown]
 # ## Which roof a weight format sees
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 glue_markdown("accumulate_link", f"[its CUDA backend]({roofline.ACCUMULATE_SOURCE})")
 
 # %% [markdown]
@@ -312,19 +327,23 @@ tables.styled(crossover.assign(
         "crossover_batch": "Crossover batch"},
     formats={"ridge_flop_per_byte": "{:,.0f}", "crossover_batch": "{:,.0f}"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 cx = crossover.set_index(["chip", "weight_format"])["crossover_batch"]
-glue("cx_h100_f16", cx[("H100 SXM", "F16")])
-glue("cx_h100_fp8", cx[("H100 SXM", "FP8")])
-glue("cx_h100_q4", cx[("H100 SXM", "Q4_K")])
-glue("cx_b200_fp4", cx[("B200", "FP4")])
+glue_all({
+    "cx_h100_f16": cx[("H100 SXM", "F16")],
+    "cx_h100_fp8": cx[("H100 SXM", "FP8")],
+    "cx_h100_q4": cx[("H100 SXM", "Q4_K")],
+    "cx_b200_fp4": cx[("B200", "FP4")],
+})
 nvfp4 = roofline.crossover_table(["B200"], ["NVFP4"]).iloc[0]
-glue("cx_b200_nvfp4", nvfp4["crossover_batch"])
-glue("nvfp4_bits", nvfp4["bytes_per_weight"] * 8)
-glue("fp4_bits", crossover.set_index(["chip", "weight_format"]).loc[("B200", "FP4"),
-                                                                  "bytes_per_weight"] * 8)
-glue("cx_4090_f16", cx[("RTX 4090", "F16")])
-glue("cx_4090_q4", cx[("RTX 4090", "Q4_K")])
+glue_all({
+    "cx_b200_nvfp4": nvfp4["crossover_batch"],
+    "nvfp4_bits": nvfp4["bytes_per_weight"] * 8,
+    "fp4_bits": crossover.set_index(["chip", "weight_format"]).loc[("B200", "FP4"),
+                                                                  "bytes_per_weight"] * 8,
+    "cx_4090_f16": cx[("RTX 4090", "F16")],
+    "cx_4090_q4": cx[("RTX 4090", "Q4_K")],
+})
 # a GEMM that accumulates in FP32 runs at the RTX 4090's FP32-accumulate FP16 rate
 cx_4090_fp32acc = roofline.chip_roof("RTX 4090").ridge / roofline.matmul_intensity(1)
 glue("cx_4090_fp32acc", cx_4090_fp32acc)
@@ -352,32 +371,42 @@ assert cx_4090_fp32acc < cx[("RTX 4090", "Q4_K")]
 # %% [markdown]
 # ## Batching on a datacenter GPU
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 model = roofline.llama_3_3_70b()
 KV_SHARE = 0.5
 n_gpus = roofline.chips_to_hold(model, h100, KV_SHARE)
-glue("kv_share", KV_SHARE)
-glue("h100_cap", h100.capacity_bytes / GiB)
+glue_all({
+    "kv_share": KV_SHARE,
+    "h100_cap": h100.capacity_bytes / GiB,
+})
 group = h100.times(n_gpus)
-glue("params_b", model.params / 1e9)
-glue("weights_gib", model.weight_bytes / GiB)
-glue("n_gpus", n_gpus)
+glue_all({
+    "params_b": model.params / 1e9,
+    "weights_gib": model.weight_bytes / GiB,
+    "n_gpus": n_gpus,
+})
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 CONTEXTS = [0, 1024, 8192, 32768, 131072]
 curve = roofline.batch_curve(model, group, BATCHES, CONTEXTS)
 zero = curve[curve["context_tokens"] == 0].set_index("batch")
-glue("tps_1", zero.loc[1, "tokens_per_s"])
-glue("tps_64", zero.loc[b64, "tokens_per_s"])
-glue("cost_1", zero.loc[1, "chip_s_per_mtok"])
-glue("cost_64", zero.loc[b64, "chip_s_per_mtok"])
-glue("cost_cut", zero.loc[1, "chip_s_per_mtok"] / zero.loc[b64, "chip_s_per_mtok"])
+glue_all({
+    "tps_1": zero.loc[1, "tokens_per_s"],
+    "tps_64": zero.loc[b64, "tokens_per_s"],
+    "cost_1": zero.loc[1, "chip_s_per_mtok"],
+    "cost_64": zero.loc[b64, "chip_s_per_mtok"],
+    "cost_cut": zero.loc[1, "chip_s_per_mtok"] / zero.loc[b64, "chip_s_per_mtok"],
+})
 top = zero["tokens_per_s"].max()
-glue("tps_top", top)
-glue("cost_top", zero["chip_s_per_mtok"].min())
+glue_all({
+    "tps_top": top,
+    "cost_top": zero["chip_s_per_mtok"].min(),
+})
 MID_CONTEXT = 8192
-glue("mid_context", MID_CONTEXT)
-glue("fit_mid", roofline.max_batch(model, group, MID_CONTEXT))
-glue("kv_seq_mid", model.kv_bytes(MID_CONTEXT) / GiB)
+glue_all({
+    "mid_context": MID_CONTEXT,
+    "fit_mid": roofline.max_batch(model, group, MID_CONTEXT),
+    "kv_seq_mid": model.kv_bytes(MID_CONTEXT) / GiB,
+})
 
 # %% [markdown]
 # Take the essay's model, Llama 3.3 70B, with FP16 weights and an FP16 cache
@@ -430,18 +459,20 @@ napkin.Figure(
     source="As above; cost = GPUs x step time / batch.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 served = deployment.deploy("Llama-3.3-70B", "H100 SXM", n_chips=n_gpus, weights="BF16")
 calibrated_tps = {b: b / predict_step.step_seconds(served, b, 0) for b in (1, b64)}
 band = validation_report.error_band("offline", "new")
 roof_band = validation_report.error_band("offline", "new", "plain roofline")
 fitted = calibrated()
-glue("cal_tps_1", calibrated_tps[1])
-glue("cal_tps_64", calibrated_tps[b64])
-glue("offline_roof_x", roof_band["bias"])
-glue("offline_median", band["median"])
-glue("offline_p90", band["p90"])
-glue("eta", fitted.bandwidth_efficiency)
+glue_all({
+    "cal_tps_1": calibrated_tps[1],
+    "cal_tps_64": calibrated_tps[b64],
+    "offline_roof_x": roof_band["bias"],
+    "offline_median": band["median"],
+    "offline_p90": band["p90"],
+    "eta": fitted.bandwidth_efficiency,
+})
 b_star_cal = predict_step.compute_bound_batch(served, 0)
 glue("b_star_cal", b_star_cal)
 b_star_roof = h100.ridge / roofline.matmul_intensity(1)
@@ -466,38 +497,48 @@ glue_markdown("crossover_verdict", "the essay's crossover stands" if abs(
 # %% [markdown]
 # ## What batching cannot amortise
 
-# %% tags=["remove-cell"]
-glue("kv_per_token", model.kv_bytes_per_token())
-glue("attn_intensity", model.attention_flops(1) / model.kv_bytes(1))
+# %% tags=["hide-input"]
+glue_all({
+    "kv_per_token": model.kv_bytes_per_token(),
+    "attn_intensity": model.attention_flops(1) / model.kv_bytes(1),
+})
 limit = roofline.context_limit(model, h100.ridge)
 glue("limit", limit)
 SHORT_CONTEXT = 1024
-glue("short_context", SHORT_CONTEXT)
-glue("b_at_short", roofline.batch_to_ridge(model, h100.ridge, SHORT_CONTEXT))
-glue("b_at_half", roofline.batch_to_ridge(model, h100.ridge, int(limit // 2)))
-glue("half_limit", int(limit // 2))
+glue_all({
+    "short_context": SHORT_CONTEXT,
+    "b_at_short": roofline.batch_to_ridge(model, h100.ridge, SHORT_CONTEXT),
+    "b_at_half": roofline.batch_to_ridge(model, h100.ridge, int(limit // 2)),
+    "half_limit": int(limit // 2),
+})
 ROOFS = [roofline.chip_roof(c) for c in ("A100 SXM", "H100 SXM", "H200", "B200", "MI300X")]
 limits = {r.name: roofline.context_limit(model, r.ridge) for r in ROOFS}
-glue("limit_min", min(limits.values()))
-glue("limit_min_chip", min(limits, key=limits.get))
-glue("limit_max", max(limits.values()))
-glue("limit_max_chip", max(limits, key=limits.get))
-glue("n_roofs", len(ROOFS))
+glue_all({
+    "limit_min": min(limits.values()),
+    "limit_min_chip": min(limits, key=limits.get),
+    "limit_max": max(limits.values()),
+    "limit_max_chip": max(limits, key=limits.get),
+    "n_roofs": len(ROOFS),
+})
 # the same limit for every chip of the chapter, datacenter or not
 all_limits = {c: roofline.context_limit(model, roofline.chip_roof(c).ridge) for c in CHIPS}
 glue("all_limit_min", min(all_limits.values()))
 shortest, longest = min(all_limits, key=all_limits.get), max(all_limits, key=all_limits.get)
 glue_markdown("all_limit_min_chip", shortest + (", whose FP16 peak is derived"
                                                 if fp16_derived[shortest] else ""))
-glue("all_limit_max", all_limits[longest])
-glue("all_limit_max_chip", longest)
+glue_all({
+    "all_limit_max": all_limits[longest],
+    "all_limit_max_chip": longest,
+})
 assert longest == dense_fp16.idxmin()  # "whose ridge is the lowest"
 glue("n_chips", len(CHIPS))
 glue_markdown("turn_chips", ", ".join(f"one {c}" for c in capacity.DATACENTER[:-1])
               + f" and one {capacity.DATACENTER[-1]}")
 # capacity aside so far: what the four H100s can hold
-glue("fit_short", roofline.max_batch(model, group, SHORT_CONTEXT))
-glue("turn_group", roofline.capacity_turn(model, group)["turn_tokens"])
+glue_all({
+    "fit_short": roofline.max_batch(model, group, SHORT_CONTEXT),
+    "turn_group": roofline.capacity_turn(model, group)["turn_tokens"],
+})
 
 # %% [markdown]
 # With a cache, one decode step of $B$ sequences, each with $c$ tokens of context, does
@@ -581,7 +622,7 @@ napkin.Figure(
            "= weights + each sequence's cache.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 glue("overhead_share", batched.OVERHEAD_SHARE)
 glue_markdown("quick_plan", batched.plan_sentence(batched.QUICK))
 glue_markdown("full_plan", batched.plan_sentence(batched.FULL))
@@ -644,7 +685,7 @@ napkin.Figure(
 # %% [markdown]
 # ## Closing note
 
-# %% tags=["remove-cell", "nbval-ignore-output"]
+# %% tags=["hide-input", "nbval-ignore-output"]
 glue_markdown("closing", batched.closing_note(live_batch, essay.claim("spark_gap"), h100.ridge))
 
 # %% [markdown]

@@ -76,26 +76,30 @@
 # :pyobject: kv_cache_bytes
 # ```
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 import napkin
 from napkin import capacity, catalog, errata, essay, hardware, kvcache, measure, models, tables
 from napkin.capacity import figures as charts
-from napkin.prose import glue, glue_markdown
+from napkin.prose import glue, glue_all, glue_markdown
 from napkin.units import GB, KB, GiB, KiB, MiB
 
 # %% [markdown]
 # ## The essay's numbers, recomputed
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 llama = catalog.config("Llama-3.3-70B")
-glue("layers", llama["num_hidden_layers"])
-glue("heads", llama["num_attention_heads"])
-glue("kv_heads", llama["num_key_value_heads"])
-glue("head_dim", kvcache.head_dim(llama))
+glue_all({
+    "layers": llama["num_hidden_layers"],
+    "heads": llama["num_attention_heads"],
+    "kv_heads": llama["num_key_value_heads"],
+    "head_dim": kvcache.head_dim(llama),
+})
 per_token = napkin.kv_bytes_per_token(llama)
-glue("per_token_bytes", per_token)
-glue("per_token_kib", per_token / KiB)
-glue("per_token_kb", per_token / KB)
+glue_all({
+    "per_token_bytes": per_token,
+    "per_token_kib": per_token / KiB,
+    "per_token_kb": per_token / KB,
+})
 
 # %% [markdown]
 # The essay reads Llama 3.3 70B's config as {glue:text}`layers:d` layers,
@@ -119,32 +123,38 @@ tables.styled(capacity.units_display(units), "kv-units-table", {
     "case": "Llama 3.3 70B, 16-bit cache", "bytes": "Bytes", "binary": "Binary (KiB, GiB)",
     "decimal": "Decimal (KB, GB)"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 by_case = units.set_index("context_tokens")
-glue("full_tokens", full)
-glue("full_gb", by_case.loc[full, "GB"])
-glue("full_gib", by_case.loc[full, "GiB"])
-glue("full_128000_gb", by_case.loc[decimal_full, "GB"])
-glue("decimal_full", decimal_full)
-glue("decimal_short", decimal_short)
-glue("essay_full_gb", essay.claim("kv_full_context_gb"))
-# "smaller" and "less" are measured from the larger figure, "larger" from the smaller one
-glue("gib_smaller", 1 - GB / GiB)
-glue("gb_larger", GiB / GB - 1)
-glue("decimal_less", 1 - by_case.loc[decimal_full, "bytes"] / by_case.loc[full, "bytes"])
-glue("batch", batch)
-glue("short", short)
-glue("batch_gb", by_case.loc[short, "GB"])
-glue("batch_gib", by_case.loc[short, "GiB"])
-glue("essay_batch_gb", essay.claim("kv_batch32_8k_gb"))
+glue_all({
+    "full_tokens": full,
+    "full_gb": by_case.loc[full, "GB"],
+    "full_gib": by_case.loc[full, "GiB"],
+    "full_128000_gb": by_case.loc[decimal_full, "GB"],
+    "decimal_full": decimal_full,
+    "decimal_short": decimal_short,
+    "essay_full_gb": essay.claim("kv_full_context_gb"),
+    # "smaller" and "less" are measured from the larger figure, "larger" from the smaller one
+    "gib_smaller": 1 - GB / GiB,
+    "gb_larger": GiB / GB - 1,
+    "decimal_less": 1 - by_case.loc[decimal_full, "bytes"] / by_case.loc[full, "bytes"],
+    "batch": batch,
+    "short": short,
+    "batch_gb": by_case.loc[short, "GB"],
+    "batch_gib": by_case.loc[short, "GiB"],
+    "essay_batch_gb": essay.claim("kv_batch32_8k_gb"),
+})
 h100 = hardware.chip("H100 SXM")
-glue("h100_gib", h100.capacity_bytes / GiB)
-glue("h100_gb", h100.capacity_bytes / GB)
+glue_all({
+    "h100_gib": h100.capacity_bytes / GiB,
+    "h100_gb": h100.capacity_bytes / GB,
+})
 h100_driver = h100.specs["driver_visible_memory_MiB"] * MiB
-glue("h100_driver_gib", h100_driver / GiB)
-glue("over_driver", by_case.loc[short, "bytes"] / h100_driver - 1)
-glue("over_mixed", by_case.loc[short, "bytes"] / (essay.claim("h100_capacity") * GB) - 1)
-glue("decimal_short_gib", by_case.loc[decimal_short, "GiB"])
+glue_all({
+    "h100_driver_gib": h100_driver / GiB,
+    "over_driver": by_case.loc[short, "bytes"] / h100_driver - 1,
+    "over_mixed": by_case.loc[short, "bytes"] / (essay.claim("h100_capacity") * GB) - 1,
+    "decimal_short_gib": by_case.loc[decimal_short, "GiB"],
+})
 # what the prose says in words, checked
 assert by_case.loc[short, "bytes"] == h100.capacity_bytes > h100_driver
 assert by_case.loc[decimal_short, "bytes"] < h100.capacity_bytes
@@ -195,12 +205,14 @@ tables.styled(capacity.model_display(sizes), "kv-models-table", {
     "context": "Context (tokens)", "at_context": "At that context",
     "at_context_gib": "(GiB)", "naive": "Hidden-size formula"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 by_model = sizes.set_index("model")
 gpt = catalog.config("gpt-oss-120b")
-glue("gpt_head_dim", gpt["head_dim"])
-glue("gpt_hidden_over_heads", gpt["hidden_size"] / gpt["num_attention_heads"])
-glue("gpt_window", gpt["sliding_window"])
+glue_all({
+    "gpt_head_dim": gpt["head_dim"],
+    "gpt_hidden_over_heads": gpt["hidden_size"] / gpt["num_attention_heads"],
+    "gpt_window": gpt["sliding_window"],
+})
 gpt_naive_x = (by_model.loc["gpt-oss-120b", "naive_at_context_bytes"]
                / by_model.loc["gpt-oss-120b", "kv_at_context_bytes"])
 glue("gpt_naive_x", gpt_naive_x)
@@ -208,20 +220,26 @@ glue("gpt_naive_x", gpt_naive_x)
 # ((hidden / heads) / head_dim) x (tokens every layer would keep / tokens the layers keep)
 gpt_gqa_x = gpt["num_attention_heads"] / gpt["num_key_value_heads"]
 gpt_width_x = gpt["head_dim"] / (gpt["hidden_size"] / gpt["num_attention_heads"])
-glue("gpt_heads", gpt["num_attention_heads"])
-glue("gpt_kv_heads", gpt["num_key_value_heads"])
-glue("gpt_gqa_x", gpt_gqa_x)
-glue("gpt_width_x", gpt_width_x)
-glue("gpt_window_x", gpt_naive_x * gpt_width_x / gpt_gqa_x)
+glue_all({
+    "gpt_heads": gpt["num_attention_heads"],
+    "gpt_kv_heads": gpt["num_key_value_heads"],
+    "gpt_gqa_x": gpt_gqa_x,
+    "gpt_width_x": gpt_width_x,
+    "gpt_window_x": gpt_naive_x * gpt_width_x / gpt_gqa_x,
+})
 mistral = catalog.config("Mistral-7B-v0.1")
-glue("mistral_window", mistral["sliding_window"])
-glue("mistral_gb", by_model.loc["Mistral-7B-v0.1", "kv_at_context_bytes"] / GB)
+glue_all({
+    "mistral_window": mistral["sliding_window"],
+    "mistral_gb": by_model.loc["Mistral-7B-v0.1", "kv_at_context_bytes"] / GB,
+})
 deepseek = catalog.config("DeepSeek-V3")
-glue("ds_latent", deepseek["kv_lora_rank"])
-glue("ds_rope", deepseek["qk_rope_head_dim"])
-glue("ds_heads", deepseek["num_attention_heads"])
-glue("ds_naive_x", by_model.loc["DeepSeek-V3", "naive_at_context_bytes"]
-     / by_model.loc["DeepSeek-V3", "kv_at_context_bytes"])
+glue_all({
+    "ds_latent": deepseek["kv_lora_rank"],
+    "ds_rope": deepseek["qk_rope_head_dim"],
+    "ds_heads": deepseek["num_attention_heads"],
+    "ds_naive_x": by_model.loc["DeepSeek-V3", "naive_at_context_bytes"]
+     / by_model.loc["DeepSeek-V3", "kv_at_context_bytes"],
+})
 qwen = catalog.config("Qwen2.5-7B-Instruct")
 glue("qwen_window", qwen["sliding_window"])
 # what the prose says in words, checked: Qwen2.5's window is as long as the context it serves
@@ -229,12 +247,16 @@ assert qwen["sliding_window"] >= kvcache.max_context_tokens(qwen)
 assert (sizes["context_basis"] != "served").sum() == 1  # Mistral 7B's, named in the prose
 gpt_context = kvcache.max_context_tokens(gpt)
 gpt_llamacpp = measure.kvalloc.llama_cpp_cache_bytes(gpt, gpt_context)
-glue("ubatch", measure.kvalloc.LLAMA_CPP_UBATCH)
-glue("page", measure.kvalloc.CELL_PADDING)
+glue_all({
+    "ubatch": measure.kvalloc.LLAMA_CPP_UBATCH,
+    "page": measure.kvalloc.CELL_PADDING,
+})
 glue_markdown("iswa_link", f"[its allocator]({measure.kvalloc.LLAMA_CPP_ISWA_SOURCE})")
-glue("gpt_llamacpp_gb", gpt_llamacpp / GB)
-glue("gpt_formula_gb", by_model.loc["gpt-oss-120b", "kv_at_context_bytes"] / GB)
-glue("gpt_margin", gpt_llamacpp / by_model.loc["gpt-oss-120b", "kv_at_context_bytes"] - 1)
+glue_all({
+    "gpt_llamacpp_gb": gpt_llamacpp / GB,
+    "gpt_formula_gb": by_model.loc["gpt-oss-120b", "kv_at_context_bytes"] / GB,
+    "gpt_margin": gpt_llamacpp / by_model.loc["gpt-oss-120b", "kv_at_context_bytes"] - 1,
+})
 
 # %% [markdown]
 # Four things separate the two columns, and `napkin.kvcache` handles each from the config:
@@ -286,13 +308,15 @@ napkin.Figure(
 # %% [markdown]
 # ## The formula against llama.cpp
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 shapes_checked = measure.kvalloc.case_table()
-glue("alloc_min_layers", int(shapes_checked["layers"].min()))
-glue("alloc_max_layers", int(shapes_checked["layers"].max()))
-glue("q8_block", kvcache.KV_BLOCK["q8_0"])
-glue("cell_page", measure.kvalloc.CELL_PADDING)
-glue("q8_block_bytes", float(kvcache.dtype_bytes("q8_0") * kvcache.KV_BLOCK["q8_0"]))
+glue_all({
+    "alloc_min_layers": int(shapes_checked["layers"].min()),
+    "alloc_max_layers": int(shapes_checked["layers"].max()),
+    "q8_block": kvcache.KV_BLOCK["q8_0"],
+    "cell_page": measure.kvalloc.CELL_PADDING,
+    "q8_block_bytes": float(kvcache.dtype_bytes("q8_0") * kvcache.KV_BLOCK["q8_0"]),
+})
 
 # %% [markdown]
 # A formula is only as good as its agreement with what an engine allocates. When llama.cpp
@@ -323,22 +347,28 @@ measure.kvalloc.shown(allocations)
 # %% [markdown]
 # ## How many sequences fit
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 glue("weight_bits", models.bits_per_weight(capacity.WEIGHTS))
 b200 = hardware.chip("B200")
-glue("b200_gib", b200.capacity_bytes / GiB)
-glue("b200_announced", b200.specs["memory_capacity_announced_GiB"])
-glue("b200_driver_gib", b200.specs["driver_visible_memory_MiB"] * MiB / GiB)
-glue("b200_driver_gb", b200.specs["driver_visible_memory_MiB"] * MiB / GB)
-glue("b200_physical", b200.specs["memory_physical_GiB"])
+glue_all({
+    "b200_gib": b200.capacity_bytes / GiB,
+    "b200_announced": b200.specs["memory_capacity_announced_GiB"],
+    "b200_driver_gib": b200.specs["driver_visible_memory_MiB"] * MiB / GiB,
+    "b200_driver_gb": b200.specs["driver_visible_memory_MiB"] * MiB / GB,
+    "b200_physical": b200.specs["memory_physical_GiB"],
+})
 h200 = hardware.chip("H200")
-glue("h200_gib", h200.capacity_bytes / GiB)
-glue("h200_physical", h200.specs["memory_physical_GiB"])
+glue_all({
+    "h200_gib": h200.capacity_bytes / GiB,
+    "h200_physical": h200.specs["memory_physical_GiB"],
+})
 chips = capacity.chip_table()
 mac = chips.set_index("chip").loc["M2 Ultra"]
-glue("m2u_gib", mac["capacity_bytes"] / GiB)
-glue("m2u_usable_gib", mac["gpu_usable_bytes"] / GiB)
-glue("m2u_share", mac["gpu_usable_bytes"] / mac["capacity_bytes"])
+glue_all({
+    "m2u_gib": mac["capacity_bytes"] / GiB,
+    "m2u_usable_gib": mac["gpu_usable_bytes"] / GiB,
+    "m2u_share": mac["gpu_usable_bytes"] / mac["capacity_bytes"],
+})
 
 # %% [markdown]
 # The cache has to share memory with the weights. The table counts the sequences of a given
@@ -373,24 +403,30 @@ tables.styled(grid, "kv-max-batch-table", {"model": "Model",
                                            "context_tokens": "Context per sequence",
                                            **{c: c for c in capacity.CHIPS}})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 cell = fits.set_index(["model", "chip", "context_tokens"])["max_batch"]
-glue("llama_h100_short", int(cell[("Llama-3.3-70B", "H100 SXM", capacity.CONTEXTS[0])]))
-glue("llama_b200_long", int(cell[("Llama-3.3-70B", "B200", capacity.CONTEXTS[-1])]))
-glue("short_ctx", capacity.CONTEXTS[0])
-glue("long_ctx", capacity.CONTEXTS[-1])
-glue("gpt_fp8_gib", catalog.weight_bytes("gpt-oss-120b", "FP8") / GiB)
+glue_all({
+    "llama_h100_short": int(cell[("Llama-3.3-70B", "H100 SXM", capacity.CONTEXTS[0])]),
+    "llama_b200_long": int(cell[("Llama-3.3-70B", "B200", capacity.CONTEXTS[-1])]),
+    "short_ctx": capacity.CONTEXTS[0],
+    "long_ctx": capacity.CONTEXTS[-1],
+    "gpt_fp8_gib": catalog.weight_bytes("gpt-oss-120b", "FP8") / GiB,
+})
 # llama-bench's own size of the MXFP4 GGUF: the experts in MXFP4, the rest wider
 bench = tables.load("spark_bench_llamacpp")
-glue("gpt_gguf_gib", bench[bench["model"] == "gpt-oss-120b"]["model_size_GiB"].dropna().iloc[0])
-glue("gpt20_h100_long", int(cell[("gpt-oss-20b", "H100 SXM", capacity.CONTEXTS[-1])]))
-glue("llama8_h100_long", int(cell[("Llama-3.1-8B", "H100 SXM", capacity.CONTEXTS[-1])]))
-glue("llama8_share", catalog.params("Llama-3.1-8B") / catalog.params("gpt-oss-20b"))
+glue_all({
+    "gpt_gguf_gib": bench[bench["model"] == "gpt-oss-120b"]["model_size_GiB"].dropna().iloc[0],
+    "gpt20_h100_long": int(cell[("gpt-oss-20b", "H100 SXM", capacity.CONTEXTS[-1])]),
+    "llama8_h100_long": int(cell[("Llama-3.1-8B", "H100 SXM", capacity.CONTEXTS[-1])]),
+    "llama8_share": catalog.params("Llama-3.1-8B") / catalog.params("gpt-oss-20b"),
+})
 gpt20 = {c: cell[("gpt-oss-20b", c, capacity.CONTEXTS[-1])] for c in capacity.CHIPS}
-glue("gpt20_arch_x", gpt20["H100 SXM"] / cell[("Llama-3.1-8B", "H100 SXM", capacity.CONTEXTS[-1])])
-glue("gpt20_chip_x", max(gpt20.values()) / gpt20["H100 SXM"])
-glue("llama_chip_x", cell[("Llama-3.3-70B", "M2 Ultra", capacity.CONTEXTS[0])]
-     / cell[("Llama-3.3-70B", "H100 SXM", capacity.CONTEXTS[0])])
+glue_all({
+    "gpt20_arch_x": gpt20["H100 SXM"] / cell[("Llama-3.1-8B", "H100 SXM", capacity.CONTEXTS[-1])],
+    "gpt20_chip_x": max(gpt20.values()) / gpt20["H100 SXM"],
+    "llama_chip_x": cell[("Llama-3.3-70B", "M2 Ultra", capacity.CONTEXTS[0])]
+     / cell[("Llama-3.3-70B", "H100 SXM", capacity.CONTEXTS[0])],
+})
 
 # %% [markdown]
 # Llama 3.3 70B leaves an H100 room for {glue:text}`llama_h100_short:d` sequences of
@@ -411,13 +447,15 @@ glue("llama_chip_x", cell[("Llama-3.3-70B", "M2 Ultra", capacity.CONTEXTS[0])]
 # %% [markdown]
 # ## From bandwidth to capacity
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 turns = {c: capacity.roofline_turn("Llama-3.3-70B", c) for c in capacity.DATACENTER}
 h100_turn = turns["H100 SXM"]
-glue("h100_ridge", h100_turn["ridge_flop_per_byte"])
-glue("h100_weights_only", h100_turn["weights_only_crossover"])
-glue("h100_attn_ridge", h100_turn["attention_ridge_flop_per_byte"])
-glue("h100_fits_at_turn", h100_turn["fits_at_turn"])
+glue_all({
+    "h100_ridge": h100_turn["ridge_flop_per_byte"],
+    "h100_weights_only": h100_turn["weights_only_crossover"],
+    "h100_attn_ridge": h100_turn["attention_ridge_flop_per_byte"],
+    "h100_fits_at_turn": h100_turn["fits_at_turn"],
+})
 # chapter 3's case: 16-bit weights on the 16-bit roof ("about half" in the prose, checked)
 never_16bit = capacity.roofline_turn("Llama-3.3-70B", "H100 SXM", "BF16")["never_beyond_tokens"]
 glue("h100_never_16bit", never_16bit)
@@ -469,12 +507,14 @@ napkin.Figure(
            "from data/models; computed by napkin.capacity and napkin.roofline.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 cost = capacity.extra_sequence_cost("Llama-3.3-70B", [2048, 32768]).set_index("context_tokens")
-glue("extra_2k", cost.loc[2048, "share_of_weights"])
-glue("extra_32k", cost.loc[32768, "share_of_weights"])
-glue("short_extra", 2048)
-glue("long_extra", 32768)
+glue_all({
+    "extra_2k": cost.loc[2048, "share_of_weights"],
+    "extra_32k": cost.loc[32768, "share_of_weights"],
+    "short_extra": 2048,
+    "long_extra": 32768,
+})
 # what the prose says in words, checked
 assert all(t["turn_tokens"] < t["never_beyond_tokens"] <= 2048 for t in turns.values())
 assert all(t["never_beyond_tokens"] < short for t in turns.values())

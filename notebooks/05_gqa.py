@@ -65,7 +65,7 @@
 # :pyobject: decode_at_depth
 # ```
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 from dataclasses import replace
 
 import napkin
@@ -73,18 +73,20 @@ from napkin import catalog, deployment, essay, gqa, hardware, kvcache, measure, 
 from napkin.gqa import figures as charts
 from napkin.predict import step as predict_step
 from napkin.predict.calibration import calibrated
-from napkin.prose import glue, glue_markdown
+from napkin.prose import glue, glue_all, glue_markdown
 from napkin.units import GB, MB, GiB, MiB
 from napkin.validation import report as validation_report
 
 # %% [markdown]
 # ## Three layouts of one model
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 llama = catalog.config("Llama-3.3-70B")
 weights = catalog.weight_bytes("Llama-3.3-70B", "FP8")
-glue("kv_heads", llama["num_key_value_heads"])
-glue("weights_gb", weights / GB)
+glue_all({
+    "kv_heads": llama["num_key_value_heads"],
+    "weights_gb": weights / GB,
+})
 
 # %% [markdown]
 # Take Llama 3.3 70B's shape and change only its KV heads: one per query head (MHA), the
@@ -99,17 +101,19 @@ tables.styled(gqa.variant_display(layouts, depths=(8192, 32768, full)), "gqa-var
     "at_context": f"One sequence at {full:,} tokens",
     **{f"read_{d}": f"Read per token, {d:,} deep" for d in (8192, 32768, full)}})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 row = layouts.set_index("variant")
-glue("essay_cut", essay.claim("gqa_cut"))
-glue("mha_token_mb", row.loc["MHA", "kv_per_token_bytes"] / MB)
-glue("mha_token_mib", row.loc["MHA", "kv_per_token_bytes"] / MiB)
-glue("essay_mha_mib", essay.claim("mha_per_token_mib"))
-glue("mha_full_gb", row.loc["MHA", "kv_at_context_bytes"] / GB)
-glue("mha_full_gib", row.loc["MHA", "kv_at_context_bytes"] / GiB)
-glue("essay_mha_gb", essay.claim("mha_128k_gb"))
-glue("cut", row.loc["MHA", "kv_per_token_bytes"] / row.loc["GQA", "kv_per_token_bytes"])
-glue("full_tokens", full)
+glue_all({
+    "essay_cut": essay.claim("gqa_cut"),
+    "mha_token_mb": row.loc["MHA", "kv_per_token_bytes"] / MB,
+    "mha_token_mib": row.loc["MHA", "kv_per_token_bytes"] / MiB,
+    "essay_mha_mib": essay.claim("mha_per_token_mib"),
+    "mha_full_gb": row.loc["MHA", "kv_at_context_bytes"] / GB,
+    "mha_full_gib": row.loc["MHA", "kv_at_context_bytes"] / GiB,
+    "essay_mha_gb": essay.claim("mha_128k_gb"),
+    "cut": row.loc["MHA", "kv_per_token_bytes"] / row.loc["GQA", "kv_per_token_bytes"],
+    "full_tokens": full,
+})
 step_cut = row.loc["MHA", f"read_at_{full}_bytes"] / row.loc["GQA", f"read_at_{full}_bytes"]
 glue("step_cut", step_cut)
 read_full = row[f"read_at_{full}_bytes"]
@@ -119,10 +123,12 @@ essay_batch = int(essay.claim("kv_example_batch"))
 essay_depth = int(essay.claim("kv_example_context"))
 batch_read = {name: kvcache.decode_step_bytes(cfg, weights, essay_depth, essay_batch)
               for name, cfg in gqa.variants(llama).items()}
-glue("essay_batch", essay_batch)
-glue("essay_depth", essay_depth)
-glue("batch_step_cut", batch_read["MHA"] / batch_read["GQA"])
-glue("h200_gib", hardware.chip("H200").capacity_bytes / GiB)
+glue_all({
+    "essay_batch": essay_batch,
+    "essay_depth": essay_depth,
+    "batch_step_cut": batch_read["MHA"] / batch_read["GQA"],
+    "h200_gib": hardware.chip("H200").capacity_bytes / GiB,
+})
 
 # %% [markdown]
 # Full multi-head attention needs {glue:text}`mha_token_mb:.2f` MB per token, which is
@@ -160,24 +166,30 @@ napkin.Figure(
            "memory from data/hardware_specs.csv; computed by napkin.gqa.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 at = ceiling.set_index(["variant", "depth_tokens"])
 variants = gqa.variants(llama)
-glue("mha_equal_depth", gqa.depth_where_cache_equals_weights(variants["MHA"], weights))
-glue("gqa_equal_depth", gqa.depth_where_cache_equals_weights(variants["GQA"], weights))
-glue("tg_empty", at.loc[("GQA", 0), "tokens_per_s"])
-glue("tg_gqa_full", at.loc[("GQA", full), "tokens_per_s"])
-glue("tg_mqa_full", at.loc[("MQA", full), "tokens_per_s"])
-glue("mha_fit_depth", kvcache.max_context(variants["MHA"], capacity_bytes, weights))
+glue_all({
+    "mha_equal_depth": gqa.depth_where_cache_equals_weights(variants["MHA"], weights),
+    "gqa_equal_depth": gqa.depth_where_cache_equals_weights(variants["GQA"], weights),
+    "tg_empty": at.loc[("GQA", 0), "tokens_per_s"],
+    "tg_gqa_full": at.loc[("GQA", full), "tokens_per_s"],
+    "tg_mqa_full": at.loc[("MQA", full), "tokens_per_s"],
+    "mha_fit_depth": kvcache.max_context(variants["MHA"], capacity_bytes, weights),
+})
 # one MHA sequence at the full context with the 8-bit weights, in H200s' memory
 mha_full_bytes = weights + kvcache.kv_cache_bytes(variants["MHA"], full)
-glue("mha_full_gb_total", mha_full_bytes / GB)
-glue("mha_h200s", int(-(-mha_full_bytes // capacity_bytes)))
-glue("gqa_fit_full", kvcache.max_batch(variants["GQA"], full, capacity_bytes, weights))
+glue_all({
+    "mha_full_gb_total": mha_full_bytes / GB,
+    "mha_h200s": int(-(-mha_full_bytes // capacity_bytes)),
+    "gqa_fit_full": kvcache.max_batch(variants["GQA"], full, capacity_bytes, weights),
+})
 # what chapter 9's calibrated step model makes of that ceiling, and how far to trust it
 served = deployment.deploy("Llama-3.3-70B", "H200", weights="FP8", kv="f16")
-glue("cal_gqa_full", 1 / predict_step.step_seconds(served, 1, full))
-glue("eta", calibrated().bandwidth_efficiency)
+glue_all({
+    "cal_gqa_full": 1 / predict_step.step_seconds(served, 1, full),
+    "eta": calibrated().bandwidth_efficiency,
+})
 glue_markdown("static_band", validation_report.error_band("static", "new")["text"])
 assert kvcache.max_batch(variants["GQA"], full, capacity_bytes, weights) == 1  # "such sequence"
 
@@ -204,7 +216,7 @@ assert kvcache.max_batch(variants["GQA"], full, capacity_bytes, weights) == 1  #
 # %% [markdown]
 # ## Measured here
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 # the quick plan stops short of the depth where the MHA model's cache equals its weights, where
 # the bytes predict a fall no larger than this machine's noise; measure past it
 quick = measure.depth.plan_from_env()
@@ -212,12 +224,14 @@ pair_by = measure.depth.models_table(quick).set_index("attention")
 equal_depth = int(pair_by.loc["MHA", "cache_equals_weights_tokens"])
 deep = -(-equal_depth // 1024) * 1024  # the next whole 1,024 tokens past it
 plan = quick if max(quick.depths) > equal_depth else replace(quick, depths=(0, deep // 2, deep))
-glue("synthetic_group", int(pair_by.loc["GQA", "heads"] // pair_by.loc["GQA", "kv_heads"]))
-glue("equal_depth", equal_depth)
-glue("n_gen", plan.n_gen)
-glue("reps", plan.reps)
-glue("depth_max", max(plan.depths))
-glue("read_page", measure.kvalloc.CELL_PADDING)
+glue_all({
+    "synthetic_group": int(pair_by.loc["GQA", "heads"] // pair_by.loc["GQA", "kv_heads"]),
+    "equal_depth": equal_depth,
+    "n_gen": plan.n_gen,
+    "reps": plan.reps,
+    "depth_max": max(plan.depths),
+    "read_page": measure.kvalloc.CELL_PADDING,
+})
 glue_markdown("n_kv_link", f"[llama.cpp's source]({measure.kvalloc.LLAMA_CPP_N_KV_SOURCE})")
 
 # %% [markdown]

@@ -80,7 +80,7 @@
 # full and nothing else paid, `napkin.predict.totals.step_model` with `ROOFLINE`; chapter 7's
 # serving engine is timed by the same step with the published calibration.)
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 import numpy as np
 
 import napkin
@@ -91,7 +91,7 @@ from napkin.kvpaging import chapter as ch
 from napkin.kvpaging.buddy import next_pow2
 from napkin.kvpaging.result import timed as timed_run
 from napkin.predict import step as predict_step
-from napkin.prose import glue, glue_markdown
+from napkin.prose import glue, glue_all, glue_markdown
 from napkin.serving.chapter import SETTING as SERVING
 from napkin.units import GB, GiB, KiB
 from napkin.validation import report as validation_report
@@ -128,10 +128,12 @@ from napkin.workloads import mean_standard_error
 # :dedent:
 # ```
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 S = ch.SETTING
-glue("block_size", S.block_size)
-glue("watermark", papers.claim("vllm_admission_watermark"))
+glue_all({
+    "block_size": S.block_size,
+    "watermark": papers.claim("vllm_admission_watermark"),
+})
 
 # %% [markdown]
 # The memory places caches in one of four ways, the three baselines the paper built to stand
@@ -200,24 +202,26 @@ deployment = ch.paper_deployment()
 repro, results = ch.paper_run()
 requests = S.requests()
 
-# %% tags=["remove-cell"]
-glue("kv_gb", papers.claim("table1_13b_kv_memory"))
-glue("slots_printed", papers.claim("table1_13b_kv_slots"))
-glue("kv_kib", deployment.kv_bytes_per_token / KiB)
-glue("capacity", deployment.kv_capacity_tokens)
-glue("max_len", S.max_len)
-glue("in_mean", papers.claim("fig11_sharegpt_input_mean"))
-glue("out_mean", papers.claim("fig11_sharegpt_output_mean"))
-glue("sigma", S.sigma)
-glue("median_share", np.exp(-S.sigma ** 2 / 2))
-glue("clip_share", (requests.final_length == S.max_len).mean())
-glue("in_real", requests.prompt.mean())
-glue("out_real", requests.output.mean())
-glue("in_se", mean_standard_error(papers.claim("fig11_sharegpt_input_mean"), S.sigma,
-                                  S.n_requests))
-glue("out_se", mean_standard_error(papers.claim("fig11_sharegpt_output_mean"), S.sigma,
-                                   S.n_requests))
-glue("n_requests", S.n_requests)
+# %% tags=["hide-input"]
+glue_all({
+    "kv_gb": papers.claim("table1_13b_kv_memory"),
+    "slots_printed": papers.claim("table1_13b_kv_slots"),
+    "kv_kib": deployment.kv_bytes_per_token / KiB,
+    "capacity": deployment.kv_capacity_tokens,
+    "max_len": S.max_len,
+    "in_mean": papers.claim("fig11_sharegpt_input_mean"),
+    "out_mean": papers.claim("fig11_sharegpt_output_mean"),
+    "sigma": S.sigma,
+    "median_share": np.exp(-S.sigma ** 2 / 2),
+    "clip_share": (requests.final_length == S.max_len).mean(),
+    "in_real": requests.prompt.mean(),
+    "out_real": requests.output.mean(),
+    "in_se": mean_standard_error(papers.claim("fig11_sharegpt_input_mean"), S.sigma,
+                                  S.n_requests),
+    "out_se": mean_standard_error(papers.claim("fig11_sharegpt_output_mean"), S.sigma,
+                                   S.n_requests),
+    "n_requests": S.n_requests,
+})
 # the output mean rose above its target, which a cut alone cannot do: the draw moved it
 assert requests.output.mean() > papers.claim("fig11_sharegpt_output_mean")
 
@@ -262,7 +266,7 @@ napkin.Figure(
            "ShareGPT mean lengths from its Fig. 11, seeded.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 by = repro.set_index("allocator")
 gaps = ch.fig2_gaps(repro)
 token_gaps = gaps[gaps["segment"] == "Token states"]
@@ -271,22 +275,25 @@ worst_segment = gaps.loc[gaps["gap_points"].abs().idxmax()]
 glue_markdown("token_shares", "; ".join(
     f"{r['label']} {r['token']:.1%} against {r['paper_token_share']:.1%}"
     for _, r in repro.iterrows()))
-glue("token_gap_pts", abs(worst_token["gap_points"]))
-glue("token_gap_label", worst_token["label"])
-glue("segment_gap_pts", abs(worst_segment["gap_points"]))
+glue_all({
+    "token_gap_pts": abs(worst_token["gap_points"]),
+    "token_gap_label": worst_token["label"],
+    "segment_gap_pts": abs(worst_segment["gap_points"]),
+})
 glue_markdown("segment_gap_what", f"{worst_segment['label']}'s "
               f"{worst_segment['segment'].lower()}, {worst_segment['simulated']:.1%} "
               f"simulated against the paper's {worst_segment['paper']:.1%}")
-glue("max_paper_batch", by.loc["max", "paper_batch"])
-glue("max_external", by.loc["max", "external"])
-glue("max_external_paper",
-     papers.claim("fig2_orca_max_external_fragmentation_and_others") / 100)
-glue("max_internal", by.loc["max", "internal"])
-glue("pow2_internal", by.loc["pow2", "internal"])
-glue("oracle_waste", 1 - by.loc["oracle", "token"])
-glue("oracle_reserved", by.loc["oracle", "reserved"])
-glue("oracle_external", by.loc["oracle", "external"])
-glue("paged_waste", 1 - by.loc["paged", "token"])
+glue_all({
+    "max_paper_batch": by.loc["max", "paper_batch"],
+    "max_external": by.loc["max", "external"],
+    "max_external_paper": papers.claim("fig2_orca_max_external_fragmentation_and_others") / 100,
+    "max_internal": by.loc["max", "internal"],
+    "pow2_internal": by.loc["pow2", "internal"],
+    "oracle_waste": 1 - by.loc["oracle", "token"],
+    "oracle_reserved": by.loc["oracle", "reserved"],
+    "oracle_external": by.loc["oracle", "external"],
+    "paged_waste": 1 - by.loc["paged", "token"],
+})
 assert by.loc["max", "mean_batch"] == by.loc["max", "paper_batch"]
 
 # %% [markdown]
@@ -310,9 +317,11 @@ assert by.loc["max", "mean_batch"] == by.loc["max", "paper_batch"]
 # paid for during the whole life of a request; a block allocated on demand is paid for only
 # once it is needed, which is why paging wastes {glue:text}`paged_waste:.1%`.
 
-# %% tags=["remove-cell"]
-glue("a100_data_gib", deployment.roof.capacity_bytes / GiB)
-glue("a100_paper_gb", papers.claim("table1_13b_gpu_memory"))
+# %% tags=["hide-input"]
+glue_all({
+    "a100_data_gib": deployment.roof.capacity_bytes / GiB,
+    "a100_paper_gb": papers.claim("table1_13b_gpu_memory"),
+})
 
 # %% [markdown]
 # ## The same requests over time
@@ -338,11 +347,13 @@ napkin.Figure(
            "(data/hardware_specs.csv).",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 end = {a: float(t["time_s"].iloc[-1] + t["step_s"].iloc[-1]) for a, t in timed.items()}
-glue("paged_end_s", end["paged"])
-glue("max_end_s", end["max"])
-glue("oracle_end_s", end["oracle"])
+glue_all({
+    "paged_end_s": end["paged"],
+    "max_end_s": end["max"],
+    "oracle_end_s": end["oracle"],
+})
 glue_markdown("fig13_workload", papers.table().set_index("claim").loc[
     "fig13_sharegpt_vllm", "workload"].replace("reqs/s", "requests per second"))
 
@@ -389,33 +400,39 @@ tables.styled(repro, "table-paging-paper", {
     "token": "{:.1%}", "paper_token_share": "{:.1%}", "mean_batch": "{:.1f}",
     "paper_batch": "{:.2f}", "throughput_gain": "{:.2f}x"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 order = ["max", "pow2", "oracle", "paged"]
 baselines = by.loc[order[:3]]
-glue("essay_low", essay.claim("paged_throughput_low"))
-glue("essay_high", essay.claim("paged_throughput_high"))
-glue("batch_vs_oracle", by.loc["oracle", "batch_gain"])
-glue("batch_vs_max", by.loc["max", "batch_gain"])
-glue("paper_batch_vs_oracle", papers.claim("batch_vs_orca_fig13a"))
-glue("paper_batch_vs_max", papers.claim("batch_vs_orca_fig13a", "high"))
-glue("tput_vs_oracle", by.loc["oracle", "throughput_gain"])
-glue("tput_vs_max", by.loc["max", "throughput_gain"])
-glue("rate_oracle_low", papers.claim("rate_vs_orca_oracle"))
-glue("rate_oracle_high", papers.claim("rate_vs_orca_oracle", "high"))
-glue("rate_max_low", papers.claim("rate_vs_orca_max"))
-glue("rate_max_high", papers.claim("rate_vs_orca_max", "high"))
-glue("rate_ft", papers.claim("rate_vs_fastertransformer"))
+glue_all({
+    "essay_low": essay.claim("paged_throughput_low"),
+    "essay_high": essay.claim("paged_throughput_high"),
+    "batch_vs_oracle": by.loc["oracle", "batch_gain"],
+    "batch_vs_max": by.loc["max", "batch_gain"],
+    "paper_batch_vs_oracle": papers.claim("batch_vs_orca_fig13a"),
+    "paper_batch_vs_max": papers.claim("batch_vs_orca_fig13a", "high"),
+    "tput_vs_oracle": by.loc["oracle", "throughput_gain"],
+    "tput_vs_max": by.loc["max", "throughput_gain"],
+    "rate_oracle_low": papers.claim("rate_vs_orca_oracle"),
+    "rate_oracle_high": papers.claim("rate_vs_orca_oracle", "high"),
+    "rate_max_low": papers.claim("rate_vs_orca_max"),
+    "rate_max_high": papers.claim("rate_vs_orca_max", "high"),
+    "rate_ft": papers.claim("rate_vs_fastertransformer"),
+})
 # why the throughput gains trail the batch gains: every step reads the cache of every sequence
 tput_share = by["throughput_gain"] / by["batch_gain"]
-glue("tput_share_oracle", tput_share["oracle"])
-glue("tput_share_max", tput_share["max"])
-glue("paged_cache_gb", results["paged"].in_window()["context_tokens"].mean()
-     * deployment.kv_bytes_per_token / GB)
-glue("weights_gb", deployment.model.weight_bytes / GB)
+glue_all({
+    "tput_share_oracle": tput_share["oracle"],
+    "tput_share_max": tput_share["max"],
+    "paged_cache_gb": results["paged"].in_window()["context_tokens"].mean()
+     * deployment.kv_bytes_per_token / GB,
+    "weights_gb": deployment.model.weight_bytes / GB,
+})
 assert (tput_share[order[:3]] < 0.8).all()  # "well below the batch"
-glue("preempt_per_request", by.loc["paged", "preemptions"] / by.loc["paged", "requests"])
-glue("recompute_share", by.loc["paged", "recomputed_tokens"]
-     / (requests.prompt.sum() + requests.output.sum()))
+glue_all({
+    "preempt_per_request": by.loc["paged", "preemptions"] / by.loc["paged", "requests"],
+    "recompute_share": by.loc["paged", "recomputed_tokens"]
+     / (requests.prompt.sum() + requests.output.sum()),
+})
 # what the prose below says in words, checked so that it cannot drift from the numbers
 for col in ("token", "mean_batch", "tokens_per_s"):
     assert by.loc[order, col].is_monotonic_increasing, col
@@ -486,30 +503,32 @@ tables.styled(fit, "table-paging-sigma", {
     "batch_gain_oracle": "{:.2f}x", "batch_gain_max": "{:.2f}x",
     "throughput_gain_oracle": "{:.2f}x", "throughput_gain_max": "{:.2f}x"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 best_share = fit.loc[fit["share_gap_points"].idxmin()]
 best_batch = fit.loc[fit["batch_gap"].idxmin()]
 chosen = fit.set_index("sigma").loc[S.sigma]
 near = ch.defensible_spreads(fit)
 fig2_only = fit[(fit["share_gap_points"] <= 2 * best_share["share_gap_points"])
                 & ~fit["sigma"].isin(near["sigma"])]
-glue("sigma_best", best_share["sigma"])
-glue("sigma_best_gap", best_share["share_gap_points"])
-glue("sigma_chosen_gap", chosen["share_gap_points"])
-glue("sigma_best_batch", best_batch["sigma"])
-glue("sigma_best_batch_gap", best_batch["batch_gap"])
-glue("sigma_chosen_batch_gap", chosen["batch_gap"])
-glue("sigma_near_low", near["sigma"].min())
-glue("sigma_near_high", near["sigma"].max())
-glue("sigma_fig2_low", fig2_only["sigma"].min())
-glue("sigma_fig2_high", fig2_only["sigma"].max())
-glue("fig2_only_batch_gap", fig2_only["batch_gap"].max())
-glue("gain_oracle", near["batch_gain_oracle"].mean())
-glue("tgain_oracle", near["throughput_gain_oracle"].mean())
-glue("gain_max_low", near["batch_gain_max"].min())
-glue("gain_max_high", near["batch_gain_max"].max())
-glue("tgain_max_low", near["throughput_gain_max"].min())
-glue("tgain_max_high", near["throughput_gain_max"].max())
+glue_all({
+    "sigma_best": best_share["sigma"],
+    "sigma_best_gap": best_share["share_gap_points"],
+    "sigma_chosen_gap": chosen["share_gap_points"],
+    "sigma_best_batch": best_batch["sigma"],
+    "sigma_best_batch_gap": best_batch["batch_gap"],
+    "sigma_chosen_batch_gap": chosen["batch_gap"],
+    "sigma_near_low": near["sigma"].min(),
+    "sigma_near_high": near["sigma"].max(),
+    "sigma_fig2_low": fig2_only["sigma"].min(),
+    "sigma_fig2_high": fig2_only["sigma"].max(),
+    "fig2_only_batch_gap": fig2_only["batch_gap"].max(),
+    "gain_oracle": near["batch_gain_oracle"].mean(),
+    "tgain_oracle": near["throughput_gain_oracle"].mean(),
+    "gain_max_low": near["batch_gain_max"].min(),
+    "gain_max_high": near["batch_gain_max"].max(),
+    "tgain_max_low": near["throughput_gain_max"].min(),
+    "tgain_max_high": near["throughput_gain_max"].max(),
+})
 assert near["sigma"].min() <= S.sigma <= near["sigma"].max()
 # the headline's spread is not the best fit: what the best fit would give, and why it stays
 assert best_share["sigma"] == best_batch["sigma"] != S.sigma
@@ -553,11 +572,13 @@ for col in ("batch_gain_oracle", "throughput_gain_oracle"):
 # {glue:text}`chosen_batch_gain_max:.2f`× ({glue:text}`chosen_throughput_gain_oracle:.2f`× and
 # {glue:text}`chosen_throughput_gain_max:.2f`×).
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 batch_dev = (by["mean_batch"] / by["paper_batch"] - 1).abs()
-glue("max_batch_dev", batch_dev.max())
-glue("kernel_low", papers.claim("kernel_overhead"))
-glue("kernel_high", papers.claim("kernel_overhead", "high"))
+glue_all({
+    "max_batch_dev": batch_dev.max(),
+    "kernel_low": papers.claim("kernel_overhead"),
+    "kernel_high": papers.claim("kernel_overhead", "high"),
+})
 assert batch_dev.idxmax() == "oracle"
 
 # %% [markdown]
@@ -584,9 +605,11 @@ assert batch_dev.idxmax() == "oracle"
 # are the candidates, together with the exact shape of the length distributions, which the
 # next section varies.
 
-# %% tags=["remove-cell"]
-glue("alpaca_ratio_in", papers.claim("dataset_length_ratio"))
-glue("alpaca_ratio_out", papers.claim("dataset_length_ratio", "high"))
+# %% tags=["hide-input"]
+glue_all({
+    "alpaca_ratio_in": papers.claim("dataset_length_ratio"),
+    "alpaca_ratio_out": papers.claim("dataset_length_ratio", "high"),
+})
 
 # %% [markdown]
 # ## What the paper leaves to the reader
@@ -612,15 +635,17 @@ napkin.Figure(
            "paper's Fig. 11, lognormal spread as above.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 bs = sweep.set_index(["workload", "block_size"])
-glue("share_waste_16", bs.loc[("ShareGPT", 16), "waste"])
-glue("alpaca_waste_16", bs.loc[("Alpaca", 16), "waste"])
-glue("share_waste_256", bs.loc[("ShareGPT", 256), "waste"])
-glue("alpaca_waste_256", bs.loc[("Alpaca", 256), "waste"])
-glue("block_max", block_sizes[-1])
-glue("alpaca_batch_16", bs.loc[("Alpaca", 16), "mean_batch"])
-glue("alpaca_batch_256", bs.loc[("Alpaca", 256), "mean_batch"])
+glue_all({
+    "share_waste_16": bs.loc[("ShareGPT", 16), "waste"],
+    "alpaca_waste_16": bs.loc[("Alpaca", 16), "waste"],
+    "share_waste_256": bs.loc[("ShareGPT", 256), "waste"],
+    "alpaca_waste_256": bs.loc[("Alpaca", 256), "waste"],
+    "block_max": block_sizes[-1],
+    "alpaca_batch_16": bs.loc[("Alpaca", 16), "mean_batch"],
+    "alpaca_batch_256": bs.loc[("Alpaca", 256), "mean_batch"],
+})
 growth = bs["waste"].unstack("block_size")
 assert (growth[block_sizes[-1]] - growth[block_sizes[0]]).idxmax() == "Alpaca"
 # %% [markdown]
@@ -647,17 +672,21 @@ napkin.Figure(
            "(data/serving_papers_claims.csv).",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 sp = spread.set_index(["sigma", "allocator"])
-glue("oracle_flat", sp.loc[(0.0, "oracle"), "token"])
-glue("oracle_wide", sp.loc[(sigmas[-1], "oracle"), "token"])
-glue("sigma_wide", sigmas[-1])
-glue("paged_min_spread", spread[spread["allocator"] == "paged"]["token"].min())
+glue_all({
+    "oracle_flat": sp.loc[(0.0, "oracle"), "token"],
+    "oracle_wide": sp.loc[(sigmas[-1], "oracle"), "token"],
+    "sigma_wide": sigmas[-1],
+    "paged_min_spread": spread[spread["allocator"] == "paged"]["token"].min(),
+})
 flat = S.requests(sigma=0, n=1)
-glue("flat_length", flat.final_length[0])
-glue("flat_chunk", next_pow2(flat.final_length[0]))
-glue("paged_batch_flat", sp.loc[(0.0, "paged"), "mean_batch"])
-glue("paged_batch_wide", sp.loc[(sigmas[-1], "paged"), "mean_batch"])
+glue_all({
+    "flat_length": flat.final_length[0],
+    "flat_chunk": next_pow2(flat.final_length[0]),
+    "paged_batch_flat": sp.loc[(0.0, "paged"), "mean_batch"],
+    "paged_batch_wide": sp.loc[(sigmas[-1], "paged"), "mean_batch"],
+})
 assert sp.loc[(0.0, "paged"), "mean_batch"] > sp.loc[(sigmas[-1], "paged"), "mean_batch"]
 
 # %% [markdown]
@@ -672,26 +701,28 @@ assert sp.loc[(0.0, "paged"), "mean_batch"] > sp.loc[(sigmas[-1], "paged"), "mea
 # the long ones, because they stay longest. Paging removes the waste, not the cost of long
 # requests.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 h100 = ch.h100_deployment()
 t1 = paper_table1_bytes()
-glue("weight_bits", 8 * h100.model.bytes_per_weight)
-glue("kv_bits", int(8 * h100.model.kv_dtype_bytes))
-glue("h100_weights_gib", h100.model.weight_bytes / GiB)
-glue("h100_capacity_gib", h100.roof.capacity_bytes / GiB)
-glue("t1_gpu", papers.claim("table1_13b_gpu_memory"))
-glue("t1_params", papers.claim("table1_13b_parameter_size"))
-glue("t1_params_billion", t1["parameters"] / 2 / 1e9)  # FP16: two bytes a weight
-glue("t1_params_gib", t1["parameters"] / GiB)
-glue("overhead_share", paper_overhead_share())
-glue("overhead_printed", (papers.claim("table1_13b_gpu_memory")
+glue_all({
+    "weight_bits": 8 * h100.model.bytes_per_weight,
+    "kv_bits": int(8 * h100.model.kv_dtype_bytes),
+    "h100_weights_gib": h100.model.weight_bytes / GiB,
+    "h100_capacity_gib": h100.roof.capacity_bytes / GiB,
+    "t1_gpu": papers.claim("table1_13b_gpu_memory"),
+    "t1_params": papers.claim("table1_13b_parameter_size"),
+    "t1_params_billion": t1["parameters"] / 2 / 1e9,  # FP16: two bytes a weight
+    "t1_params_gib": t1["parameters"] / GiB,
+    "overhead_share": paper_overhead_share(),
+    "overhead_printed": (papers.claim("table1_13b_gpu_memory")
                           - papers.claim("table1_13b_parameter_size")
                           - papers.claim("table1_13b_kv_memory"))
-     / papers.claim("table1_13b_gpu_memory"))
-glue("h100_kv_gib", h100.kv_memory_bytes / GiB)
-glue("h100_kv_kib", h100.kv_bytes_per_token / KiB)
-glue("h100_slots", h100.kv_capacity_tokens)
-glue("h100_context", h100.max_context_tokens)
+     / papers.claim("table1_13b_gpu_memory"),
+    "h100_kv_gib": h100.kv_memory_bytes / GiB,
+    "h100_kv_kib": h100.kv_bytes_per_token / KiB,
+    "h100_slots": h100.kv_capacity_tokens,
+    "h100_context": h100.max_context_tokens,
+})
 assert h100.kv_capacity_tokens < h100.max_context_tokens
 assert t1["parameters"] == papers.claim("table1_13b_parameter_size") * GB
 
@@ -717,7 +748,7 @@ assert t1["parameters"] == papers.claim("table1_13b_parameter_size") * GB
 # {glue:text}`h100_context:,d`-token context, so a contiguous engine must cap the length it
 # reserves for; the chart varies that cap.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 max_lens = list(S.max_lens)
 h100_sweep = ch.h100_runs()
 hs = h100_sweep.set_index(["max_len", "allocator"])
@@ -745,26 +776,28 @@ tables.styled(h100_sweep, "table-paging-h100", {
     "tokens_per_s": "Tokens/s (roofline)", "throughput_gain": "Paging's gain"},
     formats={"mean_batch": "{:.1f}", "throughput_gain": "{:.1f}x"})
 
-# %% tags=["remove-cell"]
-glue("h100_short", short)
-glue("h100_long", long)
-glue("h100_longest", longest)
-glue("h100_short_max_batch", hs.loc[(short, "max"), "mean_batch"])
-glue("h100_short_oracle_batch", hs.loc[(short, "oracle"), "mean_batch"])
-glue("h100_short_paged_batch", hs.loc[(short, "paged"), "mean_batch"])
-glue("h100_short_max_tps", hs.loc[(short, "max"), "tokens_per_s"])
-glue("h100_short_oracle_tps", hs.loc[(short, "oracle"), "tokens_per_s"])
-glue("h100_short_paged_tps", hs.loc[(short, "paged"), "tokens_per_s"])
-glue("h100_short_oracle_gain", hs.loc[(short, "oracle"), "throughput_gain"])
-glue("h100_short_max_gain", hs.loc[(short, "max"), "throughput_gain"])
-glue("h100_long_max_batch", hs.loc[(long, "max"), "mean_batch"])
-glue("h100_long_max_gain", hs.loc[(long, "max"), "throughput_gain"])
-glue("h100_long_oracle_gain", hs.loc[(long, "oracle"), "throughput_gain"])
-glue("h100_longest_max_batch", hs.loc[(longest, "max"), "mean_batch"])
-glue("h100_longest_max_gain", hs.loc[(longest, "max"), "throughput_gain"])
-glue("h100_longest_oracle_gain", hs.loc[(longest, "oracle"), "throughput_gain"])
-glue("paged_drop", paged_drop)
-glue("max_drop", max_drop)
+# %% tags=["hide-input"]
+glue_all({
+    "h100_short": short,
+    "h100_long": long,
+    "h100_longest": longest,
+    "h100_short_max_batch": hs.loc[(short, "max"), "mean_batch"],
+    "h100_short_oracle_batch": hs.loc[(short, "oracle"), "mean_batch"],
+    "h100_short_paged_batch": hs.loc[(short, "paged"), "mean_batch"],
+    "h100_short_max_tps": hs.loc[(short, "max"), "tokens_per_s"],
+    "h100_short_oracle_tps": hs.loc[(short, "oracle"), "tokens_per_s"],
+    "h100_short_paged_tps": hs.loc[(short, "paged"), "tokens_per_s"],
+    "h100_short_oracle_gain": hs.loc[(short, "oracle"), "throughput_gain"],
+    "h100_short_max_gain": hs.loc[(short, "max"), "throughput_gain"],
+    "h100_long_max_batch": hs.loc[(long, "max"), "mean_batch"],
+    "h100_long_max_gain": hs.loc[(long, "max"), "throughput_gain"],
+    "h100_long_oracle_gain": hs.loc[(long, "oracle"), "throughput_gain"],
+    "h100_longest_max_batch": hs.loc[(longest, "max"), "mean_batch"],
+    "h100_longest_max_gain": hs.loc[(longest, "max"), "throughput_gain"],
+    "h100_longest_oracle_gain": hs.loc[(longest, "oracle"), "throughput_gain"],
+    "paged_drop": paged_drop,
+    "max_drop": max_drop,
+})
 
 # %% [markdown]
 # With the paper's {glue:text}`h100_short:,d`-token limit the H100 runs
@@ -786,7 +819,7 @@ glue("max_drop", max_drop)
 # crowd the memory. With this little memory left by the weights, the allocator decides
 # whether an H100 serves a handful of users or dozens.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 # chapter 9's calibrated step at each allocator's mean batch, sequences half-way through
 h100_requests = sample_requests(workload(ch.SETTING.workload, ch.SETTING.sigma),
                                 ch.SETTING.n_requests, short, ch.SETTING.seed)
@@ -799,19 +832,23 @@ case = validation_report.case_of(h100.roof.name, h100.model.name)
 assert case == "seen"  # the prose says so
 band = validation_report.error_band("static", case)
 offline = validation_report.error_band("offline", case)
-glue("cal_paged_tps", cal["paged"])
-glue("cal_gain_oracle", cal["paged"] / cal["oracle"])
-glue("cal_gain_max", cal["paged"] / cal["max"])
+glue_all({
+    "cal_paged_tps": cal["paged"],
+    "cal_gain_oracle": cal["paged"] / cal["oracle"],
+    "cal_gain_max": cal["paged"] / cal["max"],
+})
 grows = cal["paged"] / cal["oracle"] > hs.loc[(short, "oracle"), "throughput_gain"]
 glue_markdown("cal_gain_reason",
               "a fixed cost every step pays weighs most on the small batches of the "
               "contiguous allocators, so paging's lead grows." if grows else
               "a fixed cost every step pays and a bandwidth below its peak shrink every "
               "allocator's rate, paging's lead with them.")
-glue("static_seen_median", band["median"])
-glue("static_seen_p90", band["p90"])
-glue("offline_seen_median", offline["median"])
-glue("offline_seen_p90", offline["p90"])
+glue_all({
+    "static_seen_median": band["median"],
+    "static_seen_p90": band["p90"],
+    "offline_seen_median": offline["median"],
+    "offline_seen_p90": offline["p90"],
+})
 assert band["p90"] > offline["p90"]  # "wider"
 
 # %% [markdown]
@@ -827,7 +864,7 @@ assert band["p90"] > offline["p90"]  # "wider"
 # Offline's full batches the band is narrower, x{glue:text}`offline_seen_median:.2f` and
 # x{glue:text}`offline_seen_p90:.2f`.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 lines = [f"- **{r['label']}**: {r['token']:.1%} of KV memory holds tokens in the simulation, "
          f"{r['paper_token_share']:.1%} in the paper's Fig. 2; batch {r['mean_batch']:.1f} "
          f"against the paper's {r['paper_batch']:.2f}; paging's throughput gain over it "

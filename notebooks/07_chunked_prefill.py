@@ -18,100 +18,6 @@
 # %% [markdown]
 # # Chunked prefill and disaggregation, simulated
 
-# %% tags=["remove-cell"]
-import numpy as np
-
-import napkin
-from napkin import essay, papers, tables
-from napkin.serving import figures as charts
-from napkin.predict.calibration import ROOFLINE
-from napkin.prose import glue, glue_markdown
-from napkin.serving import capacity
-from napkin.serving import chapter as sv
-from napkin.predict.totals import step_model
-from napkin.serving.disagg import transfer_seconds
-from napkin.serving.runs import longest_freeze
-from napkin.units import GB, GiB, KiB
-from napkin.validation.report import crossval, error_band
-from napkin.workloads import mean_standard_error
-
-S = sv.SETTING
-server, step = sv.server(), sv.step_of()
-ttft_target, tpot_target = sv.targets()
-bare = sv.bare_decode_s()
-itl_b, ttft_b = int(essay.claim("chunk_budget_itl")), int(essay.claim("chunk_budget_ttft"))
-low, mid = S.budgets[0], S.budgets[1]
-# every run of the chapter, once each (napkin.memo); the cells below read them
-caps = sv.capacities()
-sat = sv.saturation_runs()
-dial = sv.budget_runs()
-cluster = sv.cluster_runs()
-by_target = sv.goodput_by_target()
-k = S.instances
-plain_c, c2048, c512 = f"No chunking x {k}", f"Chunked 2,048 x {k}", f"Chunked 512 x {k}"
-
-# one instance, at the load the prose reads: the median over seeds per configuration
-at = sv.spread(dial[dial["load"] == S.load], ["label", "policy"],
-               ["ttft_p50_s", "ttft_p99_s", "itl_p50_s", "itl_p99_s", "itl_max_s",
-                "tpot_p99_s", "attainment", "own_load", "rate_per_s"]).set_index("label")
-d = {0: at.loc[sv.label("prefill_first", None)]} | {
-    b: at.loc[sv.label("chunked", b)] for b in S.budgets}
-sat_by = sv.spread(sat, ["label"], ["requests_per_s", "tokens_per_s", "decodes_per_step",
-                                    "capacity_req_per_s"]).set_index("label")
-cap_by = caps.set_index("label")
-best_cap = cap_by.loc[sv.label("chunked", S.reference_budget)]
-# the cluster at the book's per-token target, the goodput ranking over seeds
-good = sv.goodput_spread(by_target)
-g2 = good[good["tpot_slo_factor"] == S.tpot_slo_factor].set_index("config")
-configs = list(sv.cluster_configs())
-best_config = max(configs, key=lambda c: g2.loc[c, "goodput_req_per_s"])
-band = error_band("server", "seen")
-cv = crossval()
-glue("seen_rows", int(cv[(cv["chip"] == S.chip) & (cv["model"] == "Llama-3.3-70B")][
-    ["table", "row_id"]].drop_duplicates().shape[0]))
-
-glue("cap_ref", best_cap["requests_per_s"])
-glue("cap_ref_tok", best_cap["tokens_per_s"])
-glue("cap_ref_out", best_cap["output_tokens_per_s"])
-glue("cap_decodes", best_cap["decodes"])
-#: The dial's medians the prose quotes: (name, column, which budgets); "plain" is no chunking
-QUOTED = [("itl99", "itl_p99_s", ("plain", "low", "mid", "itl", "ttft")),
-          ("ttft50", "ttft_p50_s", ("low", "mid", "itl", "ttft")),
-          ("ttft99", "ttft_p99_s", ("itl", "ttft"))]
-budget_of = {"plain": 0, "low": low, "mid": mid, "itl": itl_b, "ttft": ttft_b}
-for name, column, tags in QUOTED:
-    for tag in tags:
-        glue(f"{name}_{tag}_ms", 1e3 * d[budget_of[tag]][column])
-sat_change = (sat_by.loc[sv.label("chunked", ttft_b), "requests_per_s"] /
-              sat_by.loc[sv.label("chunked", itl_b), "requests_per_s"] - 1)
-glue_markdown("sat_change", f"{abs(sat_change):.0%} {'less' if sat_change < 0 else 'more'}")
-glue_markdown("box_best_config", sv.describe(best_config))
-glue_markdown("box_best_goodput", sv.goodput_words(g2.loc[best_config]))
-glue("box_plain_goodput", g2.loc[plain_c, "goodput_req_per_s"])
-runner_up = max((c for c in configs if c != best_config),
-                key=lambda c: g2.loc[c, "goodput_req_per_s"])
-tie = g2.loc[runner_up, "goodput_req_per_s_max"] >= g2.loc[best_config, "goodput_req_per_s_min"]
-glue_markdown("box_runner_up", f"; the next, {sv.describe(runner_up)}, serves "
-              f"{sv.goodput_words(g2.loc[runner_up])}" +
-              (", their ranges over seeds overlapping" if tie else ""))
-shares = g2["goodput_req_per_s"] / sv.cluster_capacities().set_index("config")[
-    "requests_per_s"]
-glue("box_share_low", shares.min())
-glue("box_share_high", shares.max())
-glue("band_median", band["median"])
-glue("band_p90", band["p90"])
-glue("load", S.load)
-glue("split_load", S.split_load)
-glue("gpus", server.roof.n_chips)
-glue("instances", S.instances)
-glue("target", papers.claim("distserve_attainment") / 100)
-glue("budget_low", low)
-glue("budget_mid", mid)
-glue("essay_itl_budget", essay.claim("chunk_budget_itl"))
-glue("essay_ttft_budget", essay.claim("chunk_budget_ttft"))
-glue("n_seeds", len(S.seeds))
-glue("n_cluster_seeds", len(S.cluster_seeds))
-
 # %% [markdown]
 # ```{admonition} In one minute
 # :class: tip
@@ -194,7 +100,105 @@ glue("n_cluster_seeds", len(S.cluster_seeds))
 # nothing on its own: `napkin.predict.totals` hands the totals to `napkin.predict.step.cost`
 # with the published calibration and the typical serving stack.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
+import numpy as np
+
+import napkin
+from napkin import essay, papers, tables
+from napkin.serving import figures as charts
+from napkin.predict.calibration import ROOFLINE
+from napkin.prose import glue, glue_all, glue_markdown
+from napkin.serving import capacity
+from napkin.serving import chapter as sv
+from napkin.predict.totals import step_model
+from napkin.serving.disagg import transfer_seconds
+from napkin.serving.runs import longest_freeze
+from napkin.units import GB, GiB, KiB
+from napkin.validation.report import crossval, error_band
+from napkin.workloads import mean_standard_error
+
+S = sv.SETTING
+server, step = sv.server(), sv.step_of()
+ttft_target, tpot_target = sv.targets()
+bare = sv.bare_decode_s()
+itl_b, ttft_b = int(essay.claim("chunk_budget_itl")), int(essay.claim("chunk_budget_ttft"))
+low, mid = S.budgets[0], S.budgets[1]
+# every run of the chapter, once each (napkin.memo); the cells below read them
+caps = sv.capacities()
+sat = sv.saturation_runs()
+dial = sv.budget_runs()
+cluster = sv.cluster_runs()
+by_target = sv.goodput_by_target()
+k = S.instances
+plain_c, c2048, c512 = f"No chunking x {k}", f"Chunked 2,048 x {k}", f"Chunked 512 x {k}"
+
+# one instance, at the load the prose reads: the median over seeds per configuration
+at = sv.spread(dial[dial["load"] == S.load], ["label", "policy"],
+               ["ttft_p50_s", "ttft_p99_s", "itl_p50_s", "itl_p99_s", "itl_max_s",
+                "tpot_p99_s", "attainment", "own_load", "rate_per_s"]).set_index("label")
+d = {0: at.loc[sv.label("prefill_first", None)]} | {
+    b: at.loc[sv.label("chunked", b)] for b in S.budgets}
+sat_by = sv.spread(sat, ["label"], ["requests_per_s", "tokens_per_s", "decodes_per_step",
+                                    "capacity_req_per_s"]).set_index("label")
+cap_by = caps.set_index("label")
+best_cap = cap_by.loc[sv.label("chunked", S.reference_budget)]
+# the cluster at the book's per-token target, the goodput ranking over seeds
+good = sv.goodput_spread(by_target)
+g2 = good[good["tpot_slo_factor"] == S.tpot_slo_factor].set_index("config")
+configs = list(sv.cluster_configs())
+best_config = max(configs, key=lambda c: g2.loc[c, "goodput_req_per_s"])
+band = error_band("server", "seen")
+cv = crossval()
+glue_all({
+    "seen_rows": int(cv[(cv["chip"] == S.chip) & (cv["model"] == "Llama-3.3-70B")][
+    ["table", "row_id"]].drop_duplicates().shape[0]),
+
+    "cap_ref": best_cap["requests_per_s"],
+    "cap_ref_tok": best_cap["tokens_per_s"],
+    "cap_ref_out": best_cap["output_tokens_per_s"],
+    "cap_decodes": best_cap["decodes"],
+})
+#: The dial's medians the prose quotes: (name, column, which budgets); "plain" is no chunking
+QUOTED = [("itl99", "itl_p99_s", ("plain", "low", "mid", "itl", "ttft")),
+          ("ttft50", "ttft_p50_s", ("low", "mid", "itl", "ttft")),
+          ("ttft99", "ttft_p99_s", ("itl", "ttft"))]
+budget_of = {"plain": 0, "low": low, "mid": mid, "itl": itl_b, "ttft": ttft_b}
+for name, column, tags in QUOTED:
+    for tag in tags:
+        glue(f"{name}_{tag}_ms", 1e3 * d[budget_of[tag]][column])
+sat_change = (sat_by.loc[sv.label("chunked", ttft_b), "requests_per_s"] /
+              sat_by.loc[sv.label("chunked", itl_b), "requests_per_s"] - 1)
+glue_markdown("sat_change", f"{abs(sat_change):.0%} {'less' if sat_change < 0 else 'more'}")
+glue_markdown("box_best_config", sv.describe(best_config))
+glue_markdown("box_best_goodput", sv.goodput_words(g2.loc[best_config]))
+glue("box_plain_goodput", g2.loc[plain_c, "goodput_req_per_s"])
+runner_up = max((c for c in configs if c != best_config),
+                key=lambda c: g2.loc[c, "goodput_req_per_s"])
+tie = g2.loc[runner_up, "goodput_req_per_s_max"] >= g2.loc[best_config, "goodput_req_per_s_min"]
+glue_markdown("box_runner_up", f"; the next, {sv.describe(runner_up)}, serves "
+              f"{sv.goodput_words(g2.loc[runner_up])}" +
+              (", their ranges over seeds overlapping" if tie else ""))
+shares = g2["goodput_req_per_s"] / sv.cluster_capacities().set_index("config")[
+    "requests_per_s"]
+glue_all({
+    "box_share_low": shares.min(),
+    "box_share_high": shares.max(),
+    "band_median": band["median"],
+    "band_p90": band["p90"],
+    "load": S.load,
+    "split_load": S.split_load,
+    "gpus": server.roof.n_chips,
+    "instances": S.instances,
+    "target": papers.claim("distserve_attainment") / 100,
+    "budget_low": low,
+    "budget_mid": mid,
+    "essay_itl_budget": essay.claim("chunk_budget_itl"),
+    "essay_ttft_budget": essay.claim("chunk_budget_ttft"),
+    "n_seeds": len(S.seeds),
+    "n_cluster_seeds": len(S.cluster_seeds),
+})
+
+# %% tags=["hide-input"]
 roof_step = step_model(server, ROOFLINE)
 prefill_mean_s = float(step.seconds(S.prompt_mean_tokens, 0, S.prompt_mean_tokens *
                                     (S.prompt_mean_tokens + 1) / 2, 1)[0])
@@ -203,40 +207,42 @@ means = sv.seed_means()
 used = means[means["seed"].isin(S.seeds)]
 rep = sv.representative_seed()
 solo = step.seconds(pop.prompt, 0, pop.prompt * (pop.prompt + 1) / 2, 1)
-glue("docs_itl_budget", papers.claim("vllm_docs_budget_itl"))
-glue("docs_tp_budget", papers.claim("vllm_docs_budget_throughput"))
-glue("weight_gib", server.model.weight_bytes / GiB)
-glue("weight_bits", 8 * server.model.bytes_per_weight)
-glue("kv_kib", server.model.kv_bytes_per_token() / KiB)
-glue("kv_tokens", server.kv_capacity_tokens)
-glue("ridge_tokens", server.roof.ridge * server.model.bytes_per_weight / 2)
-glue("bare_ms", 1e3 * bare)
-glue("roof_bare_ms", 1e3 * roof_step.bare_decode_s)
-glue("prefill_mean_ms", 1e3 * prefill_mean_s)
-glue("prompt_mean", S.prompt_mean_tokens)
-glue("output_mean", S.output_mean_tokens)
-glue("max_len", S.max_len)
-glue("sigma", S.sigma)
-glue("n_requests", S.n_requests)
-glue("population_requests", S.population_requests)
-glue("prompt_population", float(pop.prompt.mean()))
-glue("output_population", float(pop.output.mean()))
-glue("prompt_se", mean_standard_error(S.prompt_mean_tokens, S.sigma, S.n_requests))
-glue("seeds_first", min(S.seeds))
-glue("seeds_last", max(S.seeds))
-glue("used_low", used["prompt_mean_tokens"].min())
-glue("used_high", used["prompt_mean_tokens"].max())
-glue("cand_first", 0)  # the candidates are range(seed_candidates)
-glue("cand_last", S.seed_candidates - 1)
-glue("cand_low", means["prompt_mean_tokens"].min())
-glue("cand_high", means["prompt_mean_tokens"].max())
-glue("rep_seed", rep)
-glue("rep_mean", float(means.set_index("seed").loc[rep, "prompt_mean_tokens"]))
-glue("ttft_target_s", ttft_target)
-glue("tpot_target_ms", 1e3 * tpot_target)
-glue("tpot_factor", S.tpot_slo_factor)
-glue("never_in_time", float((solo > ttft_target).mean()))
-glue("docs_scheduler", papers.quote("vllm_docs_scheduler").split(". ")[1] + ".")
+glue_all({
+    "docs_itl_budget": papers.claim("vllm_docs_budget_itl"),
+    "docs_tp_budget": papers.claim("vllm_docs_budget_throughput"),
+    "weight_gib": server.model.weight_bytes / GiB,
+    "weight_bits": 8 * server.model.bytes_per_weight,
+    "kv_kib": server.model.kv_bytes_per_token() / KiB,
+    "kv_tokens": server.kv_capacity_tokens,
+    "ridge_tokens": server.roof.ridge * server.model.bytes_per_weight / 2,
+    "bare_ms": 1e3 * bare,
+    "roof_bare_ms": 1e3 * roof_step.bare_decode_s,
+    "prefill_mean_ms": 1e3 * prefill_mean_s,
+    "prompt_mean": S.prompt_mean_tokens,
+    "output_mean": S.output_mean_tokens,
+    "max_len": S.max_len,
+    "sigma": S.sigma,
+    "n_requests": S.n_requests,
+    "population_requests": S.population_requests,
+    "prompt_population": float(pop.prompt.mean()),
+    "output_population": float(pop.output.mean()),
+    "prompt_se": mean_standard_error(S.prompt_mean_tokens, S.sigma, S.n_requests),
+    "seeds_first": min(S.seeds),
+    "seeds_last": max(S.seeds),
+    "used_low": used["prompt_mean_tokens"].min(),
+    "used_high": used["prompt_mean_tokens"].max(),
+    "cand_first": 0,  # the candidates are range(seed_candidates)
+    "cand_last": S.seed_candidates - 1,
+    "cand_low": means["prompt_mean_tokens"].min(),
+    "cand_high": means["prompt_mean_tokens"].max(),
+    "rep_seed": rep,
+    "rep_mean": float(means.set_index("seed").loc[rep, "prompt_mean_tokens"]),
+    "ttft_target_s": ttft_target,
+    "tpot_target_ms": 1e3 * tpot_target,
+    "tpot_factor": S.tpot_slo_factor,
+    "never_in_time": float((solo > ttft_target).mean()),
+    "docs_scheduler": papers.quote("vllm_docs_scheduler").split(". ")[1] + ".",
+})
 
 # %% [markdown]
 # ## The engine and its traffic
@@ -304,34 +310,38 @@ glue("docs_scheduler", papers.quote("vllm_docs_scheduler").split(". ")[1] + ".")
 # :dedent:
 # ```
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 spread_cap = sat_by["requests_per_s"] / sat_by["capacity_req_per_s"]
 above = [b for b in S.budgets if b >= S.reference_budget]
 memory_bound = [b for b in S.budgets
                 if cap_by.loc[sv.label("chunked", b), "limited_by"] == "memory"]
-glue("ref_budget", S.reference_budget)
-glue("cap_low", cap_by.loc[sv.label("chunked", low), "requests_per_s"])
-glue("cap_plain", cap_by.loc[sv.label("prefill_first", None), "requests_per_s"])
-glue("first_memory_budget", min(memory_bound))
-glue("sat_ratio_low", spread_cap.min())
-glue("sat_ratio_high", spread_cap.max())
-glue("sat_best_budget", int(sat[sat["policy"] == "chunked"].groupby("budget")[
-    "requests_per_s"].median().idxmax()))
-glue("sat_best", sat[sat["policy"] == "chunked"].groupby("budget")["requests_per_s"]
-     .median().max())
-glue("sat_ttft", sat_by.loc[sv.label("chunked", ttft_b), "requests_per_s"])
-glue("sat_low", sat_by.loc[sv.label("chunked", low), "requests_per_s"])
+glue_all({
+    "ref_budget": S.reference_budget,
+    "cap_low": cap_by.loc[sv.label("chunked", low), "requests_per_s"],
+    "cap_plain": cap_by.loc[sv.label("prefill_first", None), "requests_per_s"],
+    "first_memory_budget": min(memory_bound),
+    "sat_ratio_low": spread_cap.min(),
+    "sat_ratio_high": spread_cap.max(),
+    "sat_best_budget": int(sat[sat["policy"] == "chunked"].groupby("budget")[
+    "requests_per_s"].median().idxmax()),
+    "sat_best": sat[sat["policy"] == "chunked"].groupby("budget")["requests_per_s"]
+     .median().max(),
+    "sat_ttft": sat_by.loc[sv.label("chunked", ttft_b), "requests_per_s"],
+    "sat_low": sat_by.loc[sv.label("chunked", low), "requests_per_s"],
+})
 paired = sat[sat["policy"] == "chunked"].pivot_table(index="seed", columns="budget",
                                                      values="requests_per_s")
 glue_markdown("sat_every_seed", "in every seed" if ((paired[ttft_b] < paired[itl_b]).all() or
                                                    (paired[ttft_b] > paired[itl_b]).all())
               else "though not in every seed")
-glue("layer_ms", 1e3 * step.cost(0, 0, 0, 0).overhead_s.item())  # an empty step: its layers' cost
-glue("loads_low", min(S.loads))
-glue("loads_high", max(S.loads))
-glue("drop_first", S.drop_first)
-glue("drop_last", S.drop_last)
-glue("measured", S.n_requests - S.drop_first - S.drop_last)
+glue_all({
+    "layer_ms": 1e3 * step.cost(0, 0, 0, 0).overhead_s.item(),  # an empty step: its layers' cost
+    "loads_low": min(S.loads),
+    "loads_high": max(S.loads),
+    "drop_first": S.drop_first,
+    "drop_last": S.drop_last,
+    "measured": S.n_requests - S.drop_first - S.drop_last,
+})
 worst_own = dial.groupby("label")["own_load"].max()
 glue("worst_own_load", worst_own.max())
 glue_markdown("worst_own_config", worst_own.idxmax().lower())
@@ -403,10 +413,12 @@ tables.styled(shown.assign(
 # meet an engine warming up from empty and the last one draining after the arrivals stop,
 # neither of which is the steady state a server lives in.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 runs, lanes, spans = sv.stall_runs()
-glue("stall_rate", S.load * sv.reference_rate())
-glue("tl_budget", S.timeline_budget)
+glue_all({
+    "stall_rate": S.load * sv.reference_rate(),
+    "tl_budget": S.timeline_budget,
+})
 
 # %% [markdown]
 # ## A stall, made visible
@@ -429,20 +441,22 @@ napkin.Figure(
            "lognormal lengths.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 plain_label, chunk_label = list(runs)
 rid, prompt_long, start, first_plain = spans[plain_label]
 first_chunk = spans[chunk_label][3]
 freeze = longest_freeze(runs[plain_label], start, first_plain)
 in_window = lanes.groupby("run")["gap_s"].max()
 longest_gap = runs[plain_label].gaps.max()
-glue("long_prompt", prompt_long)
-glue("long_ttft_plain", first_plain - start)
-glue("long_ttft_chunk", first_chunk - start)
-glue("freeze_s", freeze[1] - freeze[0])
-glue("longest_gap_s", longest_gap)
-glue("chunk_gap_ms", 1e3 * in_window[chunk_label])
-glue("freeze_over_bare", (freeze[1] - freeze[0]) / bare)
+glue_all({
+    "long_prompt": prompt_long,
+    "long_ttft_plain": first_plain - start,
+    "long_ttft_chunk": first_chunk - start,
+    "freeze_s": freeze[1] - freeze[0],
+    "longest_gap_s": longest_gap,
+    "chunk_gap_ms": 1e3 * in_window[chunk_label],
+    "freeze_over_bare": (freeze[1] - freeze[0]) / bare,
+})
 glue_markdown("long_pays", "pays a little" if first_chunk > first_plain else "gains")
 glue_markdown("long_why", "because it now shares every step with the decodes"
               if first_chunk > first_plain else
@@ -502,35 +516,41 @@ tables.styled(table.assign(
         "tpot99_ms": "Per-token p99 (ms)", "met": "Within both targets"}, formats={
         "own_load": "{:.0%}", "ttft99_ms": "{:,.0f}", "tpot99_ms": "{:,.0f}"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 chunked_rows = dial[(dial["load"] == S.load) & (dial["policy"] == "chunked")]
 ttft_pair = chunked_rows.pivot_table(index="seed", columns="budget", values="ttft_p50_s")
 itl_pair = chunked_rows.pivot_table(index="seed", columns="budget", values="itl_p99_s")
 met_by = {b: d[b]["attainment"] for b in d}
 best_met = max(S.budgets, key=lambda b: met_by[b])
-glue("rate", d[itl_b]["rate_per_s"])
-glue("ttft_gain_above", 1 - (ttft_pair[ttft_b] / ttft_pair[itl_b]).median())
-glue("ttft_gain_below", 1 - (ttft_pair[itl_b] / ttft_pair[mid]).median())
-# the same two budgets read as medians over seeds first, then compared
-glue("ttft_median_gap", 1 - d[ttft_b]["ttft_p50_s"] / d[itl_b]["ttft_p50_s"])
+glue_all({
+    "rate": d[itl_b]["rate_per_s"],
+    "ttft_gain_above": 1 - (ttft_pair[ttft_b] / ttft_pair[itl_b]).median(),
+    "ttft_gain_below": 1 - (ttft_pair[itl_b] / ttft_pair[mid]).median(),
+    # the same two budgets read as medians over seeds first, then compared
+    "ttft_median_gap": 1 - d[ttft_b]["ttft_p50_s"] / d[itl_b]["ttft_p50_s"],
+})
 glue_markdown("ttft_above_seeds",
               f"lower in {int((ttft_pair[ttft_b] < ttft_pair[itl_b]).sum())} of "
               f"{len(ttft_pair)} seeds")
-glue("met_plain", d[0]["attainment"])
-glue("met_low", met_by[low])
-glue("met_mid", met_by[mid])
-glue("met_itl", met_by[itl_b])
-glue("met_ttft", met_by[ttft_b])
-glue("best_met_budget", best_met)
-glue("docs_itl", papers.quote("vllm_docs_budget_itl"))
+glue_all({
+    "met_plain": d[0]["attainment"],
+    "met_low": met_by[low],
+    "met_mid": met_by[mid],
+    "met_itl": met_by[itl_b],
+    "met_ttft": met_by[ttft_b],
+    "best_met_budget": best_met,
+    "docs_itl": papers.quote("vllm_docs_budget_itl"),
+})
 # a full step of the small budget at capacity, on the plain roofline and calibrated
 pop_p, pop_o = pop.prompt, pop.output
 roof_mid = capacity.chunked(roof_step, server, pop_p, pop_o, mid)["step_s"]
-glue("roof_step_mid_ms", 1e3 * roof_mid)
-glue("roof_target_ms", 1e3 * S.tpot_slo_factor * roof_step.bare_decode_s)
-glue("cal_step_mid_ms", 1e3 * cap_by.loc[sv.label("chunked", mid), "step_s"])
-glue("cal_over_target", cap_by.loc[sv.label("chunked", mid), "step_s"] / tpot_target)
-glue("band_n", band["n"])
+glue_all({
+    "roof_step_mid_ms": 1e3 * roof_mid,
+    "roof_target_ms": 1e3 * S.tpot_slo_factor * roof_step.bare_decode_s,
+    "cal_step_mid_ms": 1e3 * cap_by.loc[sv.label("chunked", mid), "step_s"],
+    "cal_over_target": cap_by.loc[sv.label("chunked", mid), "step_s"] / tpot_target,
+    "band_n": band["n"],
+})
 over = cap_by.loc[sv.label("chunked", mid), "step_s"] / tpot_target
 glue_markdown("within_band", "inside" if max(over, 1 / over) < band["median"] else "outside")
 # the prose: the worst gap grows with the budget up to the essay's mark and beyond it
@@ -587,32 +607,38 @@ assert 1 - (ttft_pair[itl_b] / ttft_pair[mid]).median() > \
 # cross-validated over {glue:text}`band_n:d` predictions): whether such a step meets the
 # target on a real server is finer than the model can tell.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 link = sv.default_link_bytes_per_s()
 link_row = tables.load("serving_links").iloc[0]
-glue("link_gbs", link / GB)
-glue("link_gbits", 8 * link / 1e9)
-glue("nics_in_system", link_row["nics_in_system"])
-glue("gpus_in_system", link_row["gpus_in_system"])
-glue("nics_per_instance", sv.nics_per_instance())
-glue("move_mean_ms", 1e3 * float(transfer_seconds(server, S.prompt_mean_tokens, link)))
-glue("move_max_ms", 1e3 * float(transfer_seconds(server, S.max_len, link)))
+glue_all({
+    "link_gbs": link / GB,
+    "link_gbits": 8 * link / 1e9,
+    "nics_in_system": link_row["nics_in_system"],
+    "gpus_in_system": link_row["gpus_in_system"],
+    "nics_per_instance": sv.nics_per_instance(),
+    "move_mean_ms": 1e3 * float(transfer_seconds(server, S.prompt_mean_tokens, link)),
+    "move_max_ms": 1e3 * float(transfer_seconds(server, S.max_len, link)),
+})
 ccaps = sv.cluster_capacities().set_index("config")
-glue("cluster_loads_low", min(S.cluster_loads))
-glue("cluster_loads_high", max(S.cluster_loads))
-glue("cluster_requests", S.cluster_requests)
-glue("cluster_drop_first", S.cluster_drop_first)
-glue("cluster_drop_last", S.cluster_drop_last)
-glue("cluster_seeds_first", min(S.cluster_seeds))
-glue("cluster_seeds_last", max(S.cluster_seeds))
+glue_all({
+    "cluster_loads_low": min(S.cluster_loads),
+    "cluster_loads_high": max(S.cluster_loads),
+    "cluster_requests": S.cluster_requests,
+    "cluster_drop_first": S.cluster_drop_first,
+    "cluster_drop_last": S.cluster_drop_last,
+    "cluster_seeds_first": min(S.cluster_seeds),
+    "cluster_seeds_last": max(S.cluster_seeds),
+})
 splits = [c for c in configs if "prefill +" in c]
 split_limits = ccaps.loc[splits, "limited_by"]
 glue_markdown("split_limits", "; ".join(f"{c.lower()}: {ccaps.loc[c, 'requests_per_s']:.1f} "
                                         f"requests per second, limited by its "
                                         f"{ccaps.loc[c, 'limited_by']} pool"
                                         for c in splits))
-glue("cap_cluster_2048", ccaps.loc[c2048, "requests_per_s"])
-glue("cap_cluster_plain", ccaps.loc[plain_c, "requests_per_s"])
+glue_all({
+    "cap_cluster_2048": ccaps.loc[c2048, "requests_per_s"],
+    "cap_cluster_plain": ccaps.loc[plain_c, "requests_per_s"],
+})
 
 # %% [markdown]
 # (sec-serving-goodput)=
@@ -659,28 +685,32 @@ napkin.Figure(
            f"{S.cluster_requests:,} requests not measured.",
 )
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 rates = g2["goodput_req_per_s"]
 best_split = max(splits, key=lambda c: rates[c])
 worst_split = min(splits, key=lambda c: rates[c])
 colocated = [c for c in configs if c not in splits]
 best_colocated = max(colocated, key=lambda c: rates[c])
-glue("rate_plain", rates[plain_c])
-glue("rate_2048", rates[c2048])
+glue_all({
+    "rate_plain": rates[plain_c],
+    "rate_2048": rates[c2048],
+})
 glue_markdown("best_split", best_split.lower())
 glue_markdown("worst_split", worst_split.lower())
 glue("rate_worst_split", rates[worst_split])
 glue_markdown("goodput_best_split", sv.goodput_words(g2.loc[best_split]))
 glue_markdown("goodput_512", sv.goodput_words(g2.loc[c512]))
-glue("gain_split_plain", rates[best_split] / rates[plain_c])
-glue("gain_2048_plain", rates[c2048] / rates[plain_c])
-glue("gain_512_plain", rates[c512] / rates[plain_c])
-glue("share_best_split", rates[best_split] / ccaps.loc[best_split, "requests_per_s"])
-glue("share_2048", rates[c2048] / ccaps.loc[c2048, "requests_per_s"])
-glue("distserve_low", papers.claim("distserve_goodput"))
-glue("distserve_v1", papers.claim("distserve_goodput_v1"))
-glue("sarathi_low", papers.claim("sarathi_capacity"))
-glue("sarathi_high", papers.claim("sarathi_capacity", "high"))
+glue_all({
+    "gain_split_plain": rates[best_split] / rates[plain_c],
+    "gain_2048_plain": rates[c2048] / rates[plain_c],
+    "gain_512_plain": rates[c512] / rates[plain_c],
+    "share_best_split": rates[best_split] / ccaps.loc[best_split, "requests_per_s"],
+    "share_2048": rates[c2048] / ccaps.loc[c2048, "requests_per_s"],
+    "distserve_low": papers.claim("distserve_goodput"),
+    "distserve_v1": papers.claim("distserve_goodput_v1"),
+    "sarathi_low": papers.claim("sarathi_capacity"),
+    "sarathi_high": papers.claim("sarathi_capacity", "high"),
+})
 glue_markdown("ranking", " > ".join(
     c.lower() for c in sorted(configs, key=lambda c: -rates[c])))
 lead = rates[best_colocated] / rates[best_split]
@@ -727,14 +757,16 @@ assert not g2["missed"].any()
 # the traffic: with the {glue:md}`worst_split` split the goodput is
 # {glue:text}`rate_worst_split:.1f` requests per second.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 tight, loose = min(S.tpot_slo_factors), max(S.tpot_slo_factors)
 lowest = {c: min(S.cluster_loads) * ccaps.loc[c, "requests_per_s"] for c in configs}
 gs = good.set_index(["tpot_slo_factor", "config"])
-glue("tight_factor", tight)
-glue("loose_factor", loose)
-glue("tight_ms", 1e3 * tight * bare)
-glue("loose_ms", 1e3 * loose * bare)
+glue_all({
+    "tight_factor": tight,
+    "loose_factor": loose,
+    "tight_ms": 1e3 * tight * bare,
+    "loose_ms": 1e3 * loose * bare,
+})
 order = {f: [c for c in sorted(configs, key=lambda c: -gs.loc[(f, c), "goodput_req_per_s"])]
          for f in S.tpot_slo_factors}
 glue_markdown("tight_order", ", then ".join(c.lower() for c in order[tight][:3]))
@@ -782,15 +814,17 @@ tables.styled(split.assign(
         "rate_per_s": "{:.1f}", "ttft50_ms": "{:,.0f}", "ttft99_ms": "{:,.0f}",
         "tpot99_ms": "{:,.1f}", "itl99_ms": "{:,.1f}"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 sp = split.set_index("config")
 n_pre = int(best_split.split()[0])
 lk = sv.link_runs(n_pre, k - n_pre)
 fast, slow = lk.iloc[0], lk.iloc[1]
-glue("rate_split", sp.loc[best_split, "rate_per_s"])
-glue("rate_split_2048", sp.loc[c2048, "rate_per_s"])
-glue("tpot99_split_ms", 1e3 * sp.loc[best_split, "tpot_p99_s"])
-glue("tpot99_2048_ms", 1e3 * sp.loc[c2048, "tpot_p99_s"])
+glue_all({
+    "rate_split": sp.loc[best_split, "rate_per_s"],
+    "rate_split_2048": sp.loc[c2048, "rate_per_s"],
+    "tpot99_split_ms": 1e3 * sp.loc[best_split, "tpot_p99_s"],
+    "tpot99_2048_ms": 1e3 * sp.loc[c2048, "tpot_p99_s"],
+})
 first = {c: (1e3 * sp.loc[c, "ttft_p50_s"], 1e3 * sp.loc[c, "ttft_p99_s"])
          for c in (best_split, c2048)}
 glue_markdown("split_first_token", (
@@ -799,23 +833,27 @@ glue_markdown("split_first_token", (
     f"{first[c2048][0]:,.0f} and {first[c2048][1]:,.0f} ms colocated"))
 glue("bare_x", sp.loc[best_split, "tpot_p99_s"] / bare)
 reserved = capacity.reserved_over_held(pop.prompt, pop.output)
-glue("reserved_over_held", reserved)
-glue("reserved_extra", reserved - 1)
-glue("link_rate", fast["rate_per_s"])
-glue("slow_gbs", slow["link_GB_per_s"])
-glue("slow_gbits", 8 * slow["link_GB_per_s"])
-glue("slow_move_ms", 1e3 * slow["mean_transfer_s"])
-glue("fast_move_ms", 1e3 * fast["mean_transfer_s"])
-glue("slow_busy", slow["link_busy"])
-glue("fast_busy", fast["link_busy"])
-glue("slow_cap", slow["capacity_req_per_s"])
-glue("fast_cap", fast["capacity_req_per_s"])
+glue_all({
+    "reserved_over_held": reserved,
+    "reserved_extra": reserved - 1,
+    "link_rate": fast["rate_per_s"],
+    "slow_gbs": slow["link_GB_per_s"],
+    "slow_gbits": 8 * slow["link_GB_per_s"],
+    "slow_move_ms": 1e3 * slow["mean_transfer_s"],
+    "fast_move_ms": 1e3 * fast["mean_transfer_s"],
+    "slow_busy": slow["link_busy"],
+    "fast_busy": fast["link_busy"],
+    "slow_cap": slow["capacity_req_per_s"],
+    "fast_cap": fast["capacity_req_per_s"],
+})
 glue_markdown("slow_limit", slow["limited_by"])
-glue("slow_tpot99_ms", 1e3 * slow["tpot_p99_s"])
-glue("fast_tpot99_ms", 1e3 * fast["tpot_p99_s"])
-glue("slow_met", slow["attainment"])
-glue("fast_met", fast["attainment"])
-glue("slow_vs_instance", slow["link_GB_per_s"] * GB / (link * sv.nics_per_instance()))
+glue_all({
+    "slow_tpot99_ms": 1e3 * slow["tpot_p99_s"],
+    "fast_tpot99_ms": 1e3 * fast["tpot_p99_s"],
+    "slow_met": slow["attainment"],
+    "fast_met": fast["attainment"],
+    "slow_vs_instance": slow["link_GB_per_s"] * GB / (link * sv.nics_per_instance()),
+})
 assert slow["link_busy"] > 1 > fast["link_busy"] and slow["capacity_req_per_s"] < slow[
     "rate_per_s"] < fast["capacity_req_per_s"]
 assert slow["attainment"] < fast["attainment"]
@@ -885,7 +923,7 @@ assert slow["attainment"] < fast["attainment"]
 # how much a step can carry once the budget passes a few thousand tokens; and splitting the
 # phases buys decode latency at the price of prefill capacity that must match the traffic.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 glue_markdown("closing_note", "\n".join([
     f"On Llama 3.3 70B on {server.roof.name} with chapter 9's calibrated step, one instance "
     f"carries at most {best_cap['requests_per_s']:.2f} requests per second of this traffic "

@@ -85,13 +85,13 @@
 # :pyobject: _decode
 # ```
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 import numpy as np
 
 import napkin
 from napkin import buying, catalog, costs, errata, essay, hardware, phases, tables
 from napkin.buying import figures as charts
-from napkin.prose import glue, glue_markdown
+from napkin.prose import glue, glue_all, glue_markdown
 from napkin.units import GB, GiB
 from napkin.validation import report as validation_report
 
@@ -101,54 +101,68 @@ fleet = buying.machines()
 inputs = buying.machine_table(fleet)
 runs = buying.prefill_runs()
 fleet_runs = runs[runs["chip"].isin(inputs["machine"])].dropna(subset=["fraction_of_roof"])
-glue("essay_discount", essay.claim("buying_discount") / 100)
-glue("agent_prompt", agent.prompt_tokens)
-glue("n_machines", len(fleet))
+glue_all({
+    "essay_discount": essay.claim("buying_discount") / 100,
+    "agent_prompt": agent.prompt_tokens,
+    "n_machines": len(fleet),
+})
 left = buying.left_out().iloc[0]
-glue("left_out", left["machine"])
-glue("left_out_why", left["reason"])
-# the reference runs, and the runs left out
-glue("ref_tokens", buying.REFERENCE_TOKENS)
-glue("ref_gflop", buying.reference_flops_per_token() / 1e9)
-glue("n_prefill", int((inputs["prefill_runs"] > 0).sum()))
+glue_all({
+    "left_out": left["machine"],
+    "left_out_why": left["reason"],
+    # the reference runs, and the runs left out
+    "ref_tokens": buying.REFERENCE_TOKENS,
+    "ref_gflop": buying.reference_flops_per_token() / 1e9,
+    "n_prefill": int((inputs["prefill_runs"] > 0).sum()),
+})
 second_hand = buying.second_hand_runs()
-glue("n_second_hand", len(second_hand))
-glue("second_hand", ", ".join(f"{c} ({', '.join(sorted(set(g['backend'])))})"
-                              for c, g in second_hand.groupby("chip", sort=False)))
+glue_all({
+    "n_second_hand": len(second_hand),
+    "second_hand": ", ".join(f"{c} ({', '.join(sorted(set(g['backend'])))})"
+                              for c, g in second_hand.groupby("chip", sort=False)),
+})
 strix_file = tables.load("strix_halo_llamacpp")
 rocm = second_hand[(second_hand["chip"] == "Strix Halo") & (second_hand["backend"] == "ROCm")]
 hip_q4km = strix_file[strix_file["model"].str.startswith("Llama 2 7B") &
                       (strix_file["quant"] == "Q4_K_M") & (strix_file["test"] == "pp512") &
                       strix_file["backend"].str.startswith("HIP")]
-glue("strix_rocm_rate", float(rocm["tok_per_s"].iloc[0]))
-glue("strix_hip_q4km_rate", float(hip_q4km["throughput_tok_per_s"].iloc[0]))
-# the roofs each run is held to
-glue("blackwell_fp4", ", ".join(phases.SM12X_CHIPS))
-glue("mxfp4_build", phases.NATIVE_MXFP4_BUILD)
-glue("strix_roof", buying.machine("Strix Halo").roof("Q4_0")[1] / 1e12)
+glue_all({
+    "strix_rocm_rate": float(rocm["tok_per_s"].iloc[0]),
+    "strix_hip_q4km_rate": float(hip_q4km["throughput_tok_per_s"].iloc[0]),
+    # the roofs each run is held to
+    "blackwell_fp4": ", ".join(phases.SM12X_CHIPS),
+    "mxfp4_build": phases.NATIVE_MXFP4_BUILD,
+    "strix_roof": buying.machine("Strix Halo").roof("Q4_0")[1] / 1e12,
+})
 assert buying.machine("Strix Halo").roof("F16")[1] == buying.machine("Strix Halo").roof("Q4_0")[1]
 assert set(fleet_runs[fleet_runs["chip"] == "Strix Halo"]["backend"]) == {"Vulkan"}
 rtx = hardware.chip("RTX 4090")
 rtx_best = runs[runs["chip"] == "RTX 4090"]["flops_per_s"].max()
-glue("rtx4090_best", rtx_best / 1e12)
-glue("rtx4090_fp16", rtx.peak("fp16").flops_per_s / 1e12)
-glue("rtx4090_int8", rtx.peak("int8").flops_per_s / 1e12)
-glue("rtx4090_int8_frac", rtx_best / rtx.peak("int8").flops_per_s)
-glue("n_runs_roof", fleet_runs["run_id"].nunique())
-glue("max_run_frac", fleet_runs["fraction_of_roof"].max())
+glue_all({
+    "rtx4090_best": rtx_best / 1e12,
+    "rtx4090_fp16": rtx.peak("fp16").flops_per_s / 1e12,
+    "rtx4090_int8": rtx.peak("int8").flops_per_s / 1e12,
+    "rtx4090_int8_frac": rtx_best / rtx.peak("int8").flops_per_s,
+    "n_runs_roof": fleet_runs["run_id"].nunique(),
+    "max_run_frac": fleet_runs["fraction_of_roof"].max(),
+})
 assert rtx_best > rtx.peak("fp16").flops_per_s and (fleet_runs["fraction_of_roof"] < 1).all()
 has_roof = inputs[inputs["roof_TFLOPS"].notna()]
-glue("n_roof", len(has_roof))
-glue("n_derived", int(has_roof["roof_label"].str.contains("derived").sum()))
-glue("spark_int8", buying.machine("DGX Spark").roof("Q4_0")[1] / 1e12)
-glue("no_roof", ", ".join(inputs[inputs["roof_TFLOPS"].isna()]["machine"]))
+glue_all({
+    "n_roof": len(has_roof),
+    "n_derived": int(has_roof["roof_label"].str.contains("derived").sum()),
+    "spark_int8": buying.machine("DGX Spark").roof("Q4_0")[1] / 1e12,
+    "no_roof": ", ".join(inputs[inputs["roof_TFLOPS"].isna()]["machine"]),
+})
 announced = {c: hardware.chip(c) for c in ("M1", "M1 Pro", "M1 Max")}
 for c, key in (("M1", "m1"), ("M1 Pro", "m1pro"), ("M1 Max", "m1max")):
     glue(f"{key}_announced", announced[c].specs["fp32_vector_announced_TFLOPS"])
-glue("m1_derived", announced["M1"].specs["fp32_vector_TFLOPS"])
-glue("announced_gap", max(abs(ch.specs["fp32_vector_TFLOPS"] /
+glue_all({
+    "m1_derived": announced["M1"].specs["fp32_vector_TFLOPS"],
+    "announced_gap": max(abs(ch.specs["fp32_vector_TFLOPS"] /
                               ch.specs["fp32_vector_announced_TFLOPS"] - 1)
-                          for ch in announced.values()))
+                          for ch in announced.values()),
+})
 assert not any("fp32_vector_announced_TFLOPS" in hardware.chip(c).specs
                for c in inputs[inputs["roof_TFLOPS"].isna()]["machine"])
 assert set(inputs[inputs["roof_TFLOPS"].isna()]["machine"].str[:2]) <= {"M3", "M4"}
@@ -207,32 +221,40 @@ assert set(inputs[inputs["roof_TFLOPS"].isna()]["machine"].str[:2]) <= {"M3", "M
 # M3 and M4 chips the data hold neither, so these have no bound: {glue:text}`no_roof`. A
 # bound never stands in for a missing measurement.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 quart = buying.fraction_quartiles().set_index("family")
 for fam, key in (("Apple Silicon", "apple"), ("GPU (CUDA)", "cuda")):
     for stat in ("q25", "q50", "q75"):
         glue(f"{stat}_{key}", quart.loc[fam, stat])
     glue(f"runs_{key}", int(quart.loc[fam, "runs"]))
-glue("q25_all", quart.loc[buying.POOLED, "q25"])
-glue("q75_all", quart.loc[buying.POOLED, "q75"])
+glue_all({
+    "q25_all": quart.loc[buying.POOLED, "q25"],
+    "q75_all": quart.loc[buying.POOLED, "q75"],
+})
 own = buying.own_decode_runs()
 strix_own = own[own["chip"] == "Strix Halo"]["fraction_of_ceiling"]
-glue("strix_own_n", len(strix_own))
-glue("strix_own_low", strix_own.min())
-glue("strix_own_high", strix_own.max())
-glue("strix_own_mid", strix_own.median())
+glue_all({
+    "strix_own_n": len(strix_own),
+    "strix_own_low": strix_own.min(),
+    "strix_own_high": strix_own.max(),
+    "strix_own_mid": strix_own.median(),
+})
 ultras = ["M1 Ultra", "M2 Ultra", "M3 Ultra"]
 ultra_own = own[own["chip"].isin(ultras)]["fraction_of_ceiling"]
-glue("ultra_own_low", ultra_own.min())
-glue("ultra_own_high", ultra_own.max())
+glue_all({
+    "ultra_own_low": ultra_own.min(),
+    "ultra_own_high": ultra_own.max(),
+})
 assert ultra_own.max() < quart.loc["Apple Silicon", "q25"]
 h100_read = buying.h100_decode_readings().set_index("reading")
 for variant, key in (("H100 SXM", "sxm"), ("H100 PCIe", "pcie")):
     glue(f"h100_frac_{key}", h100_read.loc[variant, "fraction_of_ceiling"])
     glue(f"h100_bw_{key}", h100_read.loc[variant, "bandwidth_GB_per_s"])
 a100 = own[own["chip"].str.startswith("A100")]["fraction_of_ceiling"]
-glue("a100_low", a100.min())
-glue("a100_high", a100.max())
+glue_all({
+    "a100_low": a100.min(),
+    "a100_high": a100.max(),
+})
 with_h100 = [buying.fraction_quartiles(v).set_index("family").loc["GPU (CUDA)", "q50"]
              for v in ("H100 SXM", "H100 PCIe")]
 glue("cuda_q50_with_h100", f"{with_h100[0]:.0%} under either reading"
@@ -244,24 +266,30 @@ glue("ref_gib", ref_bytes / GiB)
 _, agent_total, agent_active = buying.model_for(agent)
 glue("agent_read_ratio", agent_active / ref_bytes)
 by_format = buying.fraction_by_format(ultras).set_index("quant")
-glue("f16_read_ratio", by_format.loc["F16", "bytes_per_token"] / by_format.loc["Q4_0",
-                                                                               "bytes_per_token"])
-glue("ultra_f16_low", by_format.loc["F16", "low"])
-glue("ultra_f16_high", by_format.loc["F16", "high"])
+glue_all({
+    "f16_read_ratio": by_format.loc["F16", "bytes_per_token"] / by_format.loc["Q4_0",
+                                                                               "bytes_per_token"],
+    "ultra_f16_low": by_format.loc["F16", "low"],
+    "ultra_f16_high": by_format.loc["F16", "high"],
+})
 assert by_format.loc["F16", "low"] > by_format.loc["Q4_0", "high"]
 sb = phases.spark_bench()
 qwen = sb[(sb["machine"] == "M2 Ultra") & sb["model"].str.startswith("Qwen2.5-Coder-7B") &
           (sb["test"] == "tg32") & (sb["context_depth_tokens"] == 0)].iloc[0]
-glue("qwen_gib", float(qwen["model_size_GiB"]))
-glue("qwen_build", int(qwen["build"]))
-glue("m2u_qwen_frac", float(qwen["throughput_tok_per_s"]) * float(qwen["model_size_GiB"]) *
-     GiB / hardware.chip("M2 Ultra").bandwidth_bytes_per_s)
+glue_all({
+    "qwen_gib": float(qwen["model_size_GiB"]),
+    "qwen_build": int(qwen["build"]),
+    "m2u_qwen_frac": float(qwen["throughput_tok_per_s"]) * float(qwen["model_size_GiB"]) *
+     GiB / hardware.chip("M2 Ultra").bandwidth_bytes_per_s,
+})
 strix_70b = strix_file[strix_file["model"].str.startswith("Shisa V2 70B") &
                        (strix_file["test"] == "tg128")]["throughput_tok_per_s"].astype(float)
 q4k_70b = catalog.weight_bytes(agent.model, "Q4_K")
 strix_bw = hardware.chip("Strix Halo").bandwidth_bytes_per_s
-glue("strix_70b_low", strix_70b.min() * q4k_70b / strix_bw)
-glue("strix_70b_high", strix_70b.max() * q4k_70b / strix_bw)
+glue_all({
+    "strix_70b_low": strix_70b.min() * q4k_70b / strix_bw,
+    "strix_70b_high": strix_70b.max() * q4k_70b / strix_bw,
+})
 
 # %% [markdown]
 # **Decode is discounted by family, and a machine's own runs widen the range.** Published
@@ -298,19 +326,23 @@ glue("strix_70b_high", strix_70b.max() * q4k_70b / strix_bw)
 # file's size, which a Q4_K_M file exceeds). The Ultras may still convert less than a Max
 # does; how much less, for a model this size, the data cannot say.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 limits = hardware.gpu_memory_limits()
 measured = limits[limits["kind"] == "measured"]
 small_frac, _ = hardware.mac_default_gpu_fraction(16)
 large_frac, _ = hardware.mac_default_gpu_fraction(512)
-glue("small_frac", small_frac)
-glue("large_frac", large_frac)
-glue("small_gib", hardware.SMALL_MAC_GiB)
+glue_all({
+    "small_frac": small_frac,
+    "large_frac": large_frac,
+    "small_gib": hardware.SMALL_MAC_GiB,
+})
 top_rec = measured.loc[measured["fraction"].idxmax()]
-glue("top_frac", top_rec["fraction"])
-glue("top_frac_gib", top_rec["memory_GiB"])
-glue("n_limit_records", len(measured))
-glue("h100_cap_gb", hardware.chip("H100 SXM").capacity_bytes / GiB)
+glue_all({
+    "top_frac": top_rec["fraction"],
+    "top_frac_gib": top_rec["memory_GiB"],
+    "n_limit_records": len(measured),
+    "h100_cap_gb": hardware.chip("H100 SXM").capacity_bytes / GiB,
+})
 for c, key in (("B200", "b200"), ("H200", "h200")):
     glue(f"{key}_enabled", hardware.chip(c).capacity_bytes / GiB)
     glue(f"{key}_installed", hardware.chip(c).specs["memory_physical_GiB"])
@@ -378,22 +410,26 @@ tables.styled(inputs.assign(
                          "fraction_basis": "Decode discount from"},
     formats={"bandwidth_GB_per_s": "{:,.0f}"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 ranked = buying.rank(agent)
 r = ranked.set_index("machine")
 top = ranked[ranked["rank"].notna()]
 apple = top[top["family"] == "Apple Silicon"]
-glue("agent_output", agent.output_tokens)
-glue("agent_model", agent.model.replace("-", " "))
-glue("agent_format", agent.weight_format)
-glue("agent_weights_gib", agent_total / GiB)
-glue("agent_need_gib", r["need_GiB"].iloc[0])
+glue_all({
+    "agent_output": agent.output_tokens,
+    "agent_model": agent.model.replace("-", " "),
+    "agent_format": agent.weight_format,
+    "agent_weights_gib": agent_total / GiB,
+    "agent_need_gib": r["need_GiB"].iloc[0],
+})
 sizes = tables.load("llama2_7b_gguf_sizes")
 files = sizes[sizes["size_kind"].str.startswith("file")].set_index("quant")["size_bytes"]
 q4km_ratio = files["Q4_K_M"] / files["Q4_0"]  # Q4_0 and pure Q4_K both store 4.5 bits a weight
-glue("q4km_ratio", q4km_ratio)
-glue("q4km_gib", q4km_ratio * agent_total / GiB)
-glue("q4km_slower", 1 - 1 / q4km_ratio)
+glue_all({
+    "q4km_ratio": q4km_ratio,
+    "q4km_gib": q4km_ratio * agent_total / GiB,
+    "q4km_slower": 1 - 1 / q4km_ratio,
+})
 
 # %% [markdown]
 # ## The coding agent
@@ -434,54 +470,66 @@ tables.styled(buying.ranking_display(ranked[ranked["fits"] | ranked["fits_after_
     "decode": "Then tokens/s", "memory": "Memory needed (GPU may use)",
     "price": "Price", "note": "Not ranked because"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 first = top.iloc[0]
 second = top[top["ttft_mid_s"] > first["ttft_mid_s"]]
 second = second[second["ttft_mid_s"] == second["ttft_mid_s"].iloc[0]]
-glue("first_machine", first["machine"])
-glue("first_ttft", first["ttft_mid_s"])
-glue("second_machines", " and the ".join(second["machine"]))
-glue("second_ttft", second["ttft_mid_s"].iloc[0])
+glue_all({
+    "first_machine": first["machine"],
+    "first_ttft": first["ttft_mid_s"],
+    "second_machines": " and the ".join(second["machine"]),
+    "second_ttft": second["ttft_mid_s"].iloc[0],
+})
 assert set(second["machine"]) == {"H100 SXM", "H100 PCIe"}
-glue("spark_ttft", r.loc["DGX Spark", "ttft_mid_s"])
-glue("spark_rank", int(r.loc["DGX Spark", "rank"]))
-glue("spark_reached", r.loc["DGX Spark", "prefill_fraction_high"])
+glue_all({
+    "spark_ttft": r.loc["DGX Spark", "ttft_mid_s"],
+    "spark_rank": int(r.loc["DGX Spark", "rank"]),
+    "spark_reached": r.loc["DGX Spark", "prefill_fraction_high"],
+})
 best_apple = apple.iloc[0]
-glue("apple_best", best_apple["machine"])
-glue("apple_best_ttft", best_apple["ttft_mid_s"])
-glue("apple_best_min", best_apple["ttft_mid_s"] / 60)
-glue("apple_best_rank", int(best_apple["rank"]))
-glue("apple_best_decode", best_apple["decode_mid_tok_per_s"])
-glue("apple_answer_s", agent.output_tokens / best_apple["decode_mid_tok_per_s"])
-glue("strix_ttft", r.loc["Strix Halo", "ttft_mid_s"])
-glue("strix_fast", r.loc["Strix Halo", "ttft_fast_s"])
-glue("strix_slow", r.loc["Strix Halo", "ttft_slow_s"])
+glue_all({
+    "apple_best": best_apple["machine"],
+    "apple_best_ttft": best_apple["ttft_mid_s"],
+    "apple_best_min": best_apple["ttft_mid_s"] / 60,
+    "apple_best_rank": int(best_apple["rank"]),
+    "apple_best_decode": best_apple["decode_mid_tok_per_s"],
+    "apple_answer_s": agent.output_tokens / best_apple["decode_mid_tok_per_s"],
+    "strix_ttft": r.loc["Strix Halo", "ttft_mid_s"],
+    "strix_fast": r.loc["Strix Halo", "ttft_fast_s"],
+    "strix_slow": r.loc["Strix Halo", "ttft_slow_s"],
+})
 faster_macs = apple[apple["ttft_mid_s"] < r.loc["Strix Halo", "ttft_mid_s"]]["machine"]
 glue("macs_before_strix", " and the ".join(faster_macs))
 non_apple_after = top[(top["family"] != "Apple Silicon") &
                       (top["rank"] > best_apple["rank"])]["machine"].tolist()
 glue("non_apple_after", ", ".join(non_apple_after) or "none")
 raised = ranked[ranked["fits_after_raising"]]
-glue("agent_raised", " and the ".join(raised["machine"]))
-glue("agent_raised_cap", raised["capacity_GiB"].iloc[0])
-glue("agent_raised_usable", raised["usable_GiB"].iloc[0])
+glue_all({
+    "agent_raised": " and the ".join(raised["machine"]),
+    "agent_raised_cap": raised["capacity_GiB"].iloc[0],
+    "agent_raised_usable": raised["usable_GiB"].iloc[0],
+})
 assert raised["capacity_GiB"].nunique() == 1 and raised["usable_GiB"].nunique() == 1
 m3u = runs[(runs["chip"] == best_apple["machine"])]
 priced_cores = m3u[m3u["gpu_cores"] == m3u["gpu_cores"].min()]
-glue("apple_best_priced_cores", int(priced_cores["gpu_cores"].iloc[0]))
-glue("apple_best_priced_ttft", best_apple["prefill_flops"] / priced_cores["flops_per_s"].iloc[0])
+glue_all({
+    "apple_best_priced_cores": int(priced_cores["gpu_cores"].iloc[0]),
+    "apple_best_priced_ttft": best_apple["prefill_flops"] / priced_cores["flops_per_s"].iloc[0],
+})
 assert f"{int(priced_cores['gpu_cores'].iloc[0])}-core GPU" in best_apple["price_configuration"]
 for variant, key in (("H100 SXM", "sxm"), ("H100 PCIe", "pcie")):
     glue(f"h100_bound_{key}", r.loc[variant, "ttft_bound_s"])
     glue(f"h100_reached_{key}", r.loc[variant, "prefill_fraction_high"])
     glue(f"h100_roof_{key}", r.loc[variant, "roof_TFLOPS"])
-glue("h100_ttft", r.loc["H100 SXM", "ttft_mid_s"])
-glue("unranked_fit", ", ".join(ranked[ranked["fits"] & ranked["rank"].isna()]["machine"]))
-glue("too_small", ", ".join(ranked[~ranked["fits"] & ~ranked["fits_after_raising"]]["machine"]))
-glue("prefill_share", first["ttft_mid_s"] / (first["ttft_mid_s"] + agent.output_tokens /
-                                              first["decode_mid_tok_per_s"]))
-glue("apple_prefill_share", best_apple["ttft_mid_s"] / (
-    best_apple["ttft_mid_s"] + agent.output_tokens / best_apple["decode_mid_tok_per_s"]))
+glue_all({
+    "h100_ttft": r.loc["H100 SXM", "ttft_mid_s"],
+    "unranked_fit": ", ".join(ranked[ranked["fits"] & ranked["rank"].isna()]["machine"]),
+    "too_small": ", ".join(ranked[~ranked["fits"] & ~ranked["fits_after_raising"]]["machine"]),
+    "prefill_share": first["ttft_mid_s"] / (first["ttft_mid_s"] + agent.output_tokens /
+                                              first["decode_mid_tok_per_s"]),
+    "apple_prefill_share": best_apple["ttft_mid_s"] / (
+    best_apple["ttft_mid_s"] + agent.output_tokens / best_apple["decode_mid_tok_per_s"]),
+})
 # what the prose says in words, checked so that it cannot drift from the numbers; the
 # errata page's check of the essay's coding agent: only NVIDIA GPUs rank above the best Apple
 # chip, and prefill is most of that chip's request
@@ -528,7 +576,7 @@ assert r.loc["H100 SXM", "ttft_mid_s"] == r.loc["H100 PCIe", "ttft_mid_s"]
 # with their bounds and not ranked: there is nothing measured to rank them by. The model does
 # not fit at all on the {glue:text}`too_small`.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 split = buying.hardware_and_software(ranked)
 swaps = buying.swapped_pairs(split)
 software = buying.backend_fractions(list(inputs["machine"]))
@@ -542,15 +590,17 @@ for (vendor, backend), key in ((("Apple", "Metal"), "metal"), (("NVIDIA", "CUDA"
     glue(f"fr_{key}_runs", int(row["runs"]))
 assert len(software) == 3
 s_ = split.set_index("machine")
-glue("split_n", len(split))
-glue("split_pairs", len(split) * (len(split) - 1) // 2)
-glue("split_swaps", len(swaps))
-glue("split_swap_list", "; ".join(f"the {a} before the {b}" for a, b in swaps))
-glue("bound_gap", s_.loc["M2 Ultra", "ttft_bound_s"] / s_.loc["DGX Spark", "ttft_bound_s"])
-glue("runs_gap", s_.loc["M2 Ultra", "ttft_mid_s"] / s_.loc["DGX Spark", "ttft_mid_s"])
-glue("strix_bound", s_.loc["Strix Halo", "ttft_bound_s"])
-glue("bound_span", split["ttft_bound_s"].max() / split["ttft_bound_s"].min())
-glue("runs_span", split["ttft_mid_s"].max() / split["ttft_mid_s"].min())
+glue_all({
+    "split_n": len(split),
+    "split_pairs": len(split) * (len(split) - 1) // 2,
+    "split_swaps": len(swaps),
+    "split_swap_list": "; ".join(f"the {a} before the {b}" for a, b in swaps),
+    "bound_gap": s_.loc["M2 Ultra", "ttft_bound_s"] / s_.loc["DGX Spark", "ttft_bound_s"],
+    "runs_gap": s_.loc["M2 Ultra", "ttft_mid_s"] / s_.loc["DGX Spark", "ttft_mid_s"],
+    "strix_bound": s_.loc["Strix Halo", "ttft_bound_s"],
+    "bound_span": split["ttft_bound_s"].max() / split["ttft_bound_s"].min(),
+    "runs_span": split["ttft_mid_s"].max() / split["ttft_mid_s"].min(),
+})
 assert all("Strix Halo" in pair for pair in swaps)
 glue("strix_swapped_with", " and the ".join(b if a == "Strix Halo" else a for a, b in swaps))
 
@@ -584,17 +634,21 @@ tables.styled(software, "table-buy-software", {
     "low": "Of the roof: lowest", "median": "median", "high": "highest",
     "machines": "Machines"}, formats={c: "{:.0%}" for c in ("low", "median", "high")})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 check = buying.extrapolation_check()
 bench = check[check["source"].str.startswith("benchmark file")]
-glue("check_depths", ", ".join(f"{d:,}" for d in sorted(bench["depth_tokens"].unique())))
-glue("qwen_bench_b", float(sb[sb["model"].str.startswith("Qwen2.5-Coder-7B")]
-                           ["model_params_B"].iloc[0]))
-glue("qwen_config_b", catalog.params("Qwen2.5-7B-Instruct") / 1e9)
-glue("n_guide_machines", check[check["source"] == "gpt-oss guide"]["machine"].nunique())
+glue_all({
+    "check_depths": ", ".join(f"{d:,}" for d in sorted(bench["depth_tokens"].unique())),
+    "qwen_bench_b": float(sb[sb["model"].str.startswith("Qwen2.5-Coder-7B")]
+                           ["model_params_B"].iloc[0]),
+    "qwen_config_b": catalog.params("Qwen2.5-7B-Instruct") / 1e9,
+    "n_guide_machines": check[check["source"] == "gpt-oss guide"]["machine"].nunique(),
+})
 strix_check = check[check["chip"] == "Strix Halo"]
-glue("strix_check_tests", " and ".join(sorted(strix_check["test"].unique())))
-glue("strix_check_backends", " and ".join(sorted(strix_check["backend"].unique())))
+glue_all({
+    "strix_check_tests": " and ".join(sorted(strix_check["test"].unique())),
+    "strix_check_backends": " and ".join(sorted(strix_check["backend"].unique())),
+})
 
 # %% [markdown]
 # ## Checking the method against runs it did not see
@@ -639,7 +693,7 @@ tables.styled(summary, "table-buy-extrapolation", {
     "q25": "first quartile", "q75": "third quartile", "low": "lowest", "high": "highest"},
     formats={c: "{:.2f}" for c in ("median", "q25", "q75", "low", "high")})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 sm = summary.set_index("group")
 glue("n_check", len(check))
 for group, key, stats in (("all", "all", ("median", "q25", "q75", "low", "high")),
@@ -651,40 +705,52 @@ for group, key, stats in (("all", "all", ("median", "q25", "q75", "low", "high")
 glue("chk_dense_n", int(sm.loc["dense", "runs"]))
 dense = check[~check["moe"]]
 moe_cuda = check[check["moe"] & (check["backend"] == "CUDA")]
-glue("moe_cuda_low", moe_cuda["ratio"].min())
-glue("moe_cuda_high", moe_cuda["ratio"].max())
+glue_all({
+    "moe_cuda_low": moe_cuda["ratio"].min(),
+    "moe_cuda_high": moe_cuda["ratio"].max(),
+})
 dense_by = dense.groupby("vendor")["ratio"].agg(["min", "max"])
-glue("dense_cuda_low", dense_by.loc["NVIDIA", "min"])
-glue("dense_cuda_high", dense_by.loc["NVIDIA", "max"])
-glue("dense_metal_low", dense_by.loc["Apple", "min"])
-glue("dense_metal_high", dense_by.loc["Apple", "max"])
+glue_all({
+    "dense_cuda_low": dense_by.loc["NVIDIA", "min"],
+    "dense_cuda_high": dense_by.loc["NVIDIA", "max"],
+    "dense_metal_low": dense_by.loc["Apple", "min"],
+    "dense_metal_high": dense_by.loc["Apple", "max"],
+})
 dense_machines = dense.groupby("vendor")["machine"].unique()
-glue("dense_cuda_machines", " and ".join(sorted(dense_machines["NVIDIA"])))
-glue("dense_metal_machines", " and ".join(sorted(dense_machines["Apple"])))
+glue_all({
+    "dense_cuda_machines": " and ".join(sorted(dense_machines["NVIDIA"])),
+    "dense_metal_machines": " and ".join(sorted(dense_machines["Apple"])),
+})
 assert all(len(dense_machines[v]) == 1 for v in ("NVIDIA", "Apple"))  # "the only ..." below
 agent_nvidia = top[top["vendor"] == "NVIDIA"]["machine"]
 glue_markdown("dense_unchecked", ", ".join(
     m for m in agent_nvidia if m not in set(dense_machines["NVIDIA"])) or "none")
 strix_ratio = strix_check.set_index("backend")["ratio"]
-glue("strix_ratio_rocm", strix_ratio["ROCm"])
-glue("strix_ratio_vulkan", strix_ratio["Vulkan"])
-glue("strix_check_slow", r.loc["Strix Halo", "ttft_mid_s"] * strix_ratio.max())
+glue_all({
+    "strix_ratio_rocm": strix_ratio["ROCm"],
+    "strix_ratio_vulkan": strix_ratio["Vulkan"],
+    "strix_check_slow": r.loc["Strix Halo", "ttft_mid_s"] * strix_ratio.max(),
+})
 amdvlk = strix_file[(strix_file["backend"] == "Vulkan AMDVLK") & (strix_file["test"] == "pp512")
                     & strix_file["model"].str.startswith("Llama 2 7B")].set_index("quant")
 glue("strix_vulkan_q4km_share", float(amdvlk.loc["Q4_K_M", "throughput_tok_per_s"]) /
      float(amdvlk.loc["Q4_0", "throughput_tok_per_s"]))
 band = buying.ttft_check_band(top, check).set_index("machine")
-glue("spark_check_high", band.loc["DGX Spark", "ttft_check_high_s"])
-glue("apple_check_low", band.loc[best_apple["machine"], "ttft_check_low_s"])
+glue_all({
+    "spark_check_high": band.loc["DGX Spark", "ttft_check_high_s"],
+    "apple_check_low": band.loc[best_apple["machine"], "ttft_check_low_s"],
+})
 assert band.loc[above["machine"], "ttft_check_high_s"].max() < \
     band.loc[best_apple["machine"], "ttft_check_low_s"]
 assert sm.loc["dense", "high"] == strix_ratio.max() and moe_cuda["ratio"].min() > 1
 assert check["ratio"].max() == moe_cuda["ratio"].max()
 dense_ctx = dense["depth_tokens"] + dense["prompt_tokens"]
-glue("deepest", int(dense_ctx.max()))
-glue("agent_beyond", agent.prompt_tokens / int(dense_ctx.max()) - 1)
-glue("deep_machines", " and ".join(sorted(dense[dense_ctx == dense_ctx.max()]["machine"]
-                                          .unique())))
+glue_all({
+    "deepest": int(dense_ctx.max()),
+    "agent_beyond": agent.prompt_tokens / int(dense_ctx.max()) - 1,
+    "deep_machines": " and ".join(sorted(dense[dense_ctx == dense_ctx.max()]["machine"]
+                                          .unique())),
+})
 
 # %% [markdown]
 # Over all {glue:text}`n_check:d` runs, predicted over measured has a median of
@@ -725,9 +791,11 @@ glue("deep_machines", " and ".join(sorted(dense[dense_ctx == dense_ctx.max()]["m
 # datacenter GPUs (no reference runs) and mixtures of experts on NVIDIA GPUs (too optimistic
 # by up to {glue:text}`moe_cuda_high:.1f` times) are not covered by it.
 
-# %% tags=["remove-cell"]
-glue("chat_prompt", chat.prompt_tokens)
-glue("chat_output", chat.output_tokens)
+# %% tags=["hide-input"]
+glue_all({
+    "chat_prompt": chat.prompt_tokens,
+    "chat_output": chat.output_tokens,
+})
 
 # %% [markdown]
 # ## Chat: one stream, short prompts
@@ -743,11 +811,13 @@ tables.styled(buying.ranking_display(ranked_chat[ranked_chat["fits"]]), "table-b
     "discount": "Of the ceiling", "ttft": "First token (s)",
     "memory": "Memory needed (GPU may use)", "price": "Price"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 c = ranked_chat[ranked_chat["rank"].notna()]
 rc = ranked_chat.set_index("machine")
-glue("chat_first", c.iloc[0]["machine"])
-glue("chat_first_tps", c.iloc[0]["decode_mid_tok_per_s"])
+glue_all({
+    "chat_first": c.iloc[0]["machine"],
+    "chat_first_tps": c.iloc[0]["decode_mid_tok_per_s"],
+})
 for variant, key in (("H100 SXM", "sxm"), ("H100 PCIe", "pcie")):
     glue(f"chat_h100_{key}", rc.loc[variant, "decode_mid_tok_per_s"])
     glue(f"chat_h100_{key}_rank", int(rc.loc[variant, "rank"]))
@@ -755,24 +825,30 @@ glue("chat_h100_own", rc.loc["H100 SXM", "decode_own_tok_per_s"])
 assert np.isclose(rc.loc["H100 SXM", "decode_own_tok_per_s"],
                   rc.loc["H100 PCIe", "decode_own_tok_per_s"])  # one run, read two ways
 local = c[c["family"] == "Apple Silicon"].iloc[0]
-glue("chat_apple", local["machine"])
-glue("chat_apple_tps", local["decode_mid_tok_per_s"])
-glue("chat_apple_low", local["decode_low_tok_per_s"])
-glue("chat_apple_high", local["decode_high_tok_per_s"])
-glue("chat_apple_ceiling", local["ceiling_tok_per_s"])
-glue("chat_apple_own", local["decode_own_tok_per_s"])
-glue("chat_spark_tps", rc.loc["DGX Spark", "decode_mid_tok_per_s"])
-glue("chat_strix_tps", rc.loc["Strix Halo", "decode_mid_tok_per_s"])
-glue("chat_spark_ttft", rc.loc["DGX Spark", "ttft_mid_s"])
-glue("chat_apple_ttft", local["ttft_mid_s"])
+glue_all({
+    "chat_apple": local["machine"],
+    "chat_apple_tps": local["decode_mid_tok_per_s"],
+    "chat_apple_low": local["decode_low_tok_per_s"],
+    "chat_apple_high": local["decode_high_tok_per_s"],
+    "chat_apple_ceiling": local["ceiling_tok_per_s"],
+    "chat_apple_own": local["decode_own_tok_per_s"],
+    "chat_spark_tps": rc.loc["DGX Spark", "decode_mid_tok_per_s"],
+    "chat_strix_tps": rc.loc["Strix Halo", "decode_mid_tok_per_s"],
+    "chat_spark_ttft": rc.loc["DGX Spark", "ttft_mid_s"],
+    "chat_apple_ttft": local["ttft_mid_s"],
+})
 whole = {m: rc.loc[m, "ttft_mid_s"] + chat.output_tokens / rc.loc[m, "decode_mid_tok_per_s"]
          for m in ("DGX Spark", local["machine"])}
-glue("chat_spark_whole", whole["DGX Spark"])
-glue("chat_apple_whole", whole[local["machine"]])
+glue_all({
+    "chat_spark_whole": whole["DGX Spark"],
+    "chat_apple_whole": whole[local["machine"]],
+})
 whole_agent = {m: r.loc[m, "ttft_mid_s"] + agent.output_tokens / r.loc[m, "decode_mid_tok_per_s"]
                for m in ("DGX Spark", local["machine"])}
-glue("agent_spark_whole", whole_agent["DGX Spark"])
-glue("agent_apple_whole", whole_agent[local["machine"]])
+glue_all({
+    "agent_spark_whole": whole_agent["DGX Spark"],
+    "agent_apple_whole": whole_agent[local["machine"]],
+})
 assert whole["DGX Spark"] > whole[local["machine"]]
 assert whole_agent["DGX Spark"] < whole_agent[local["machine"]]
 assert rc.loc["DGX Spark", "ttft_mid_s"] < local["ttft_mid_s"]
@@ -793,21 +869,27 @@ glue("chat_priced", ", ".join(f"{m} ({cur} {p:,.0f})" for m, p, cur in
 whole_machines = priced[buying.on_desk(priced)]
 cards = priced[~buying.on_desk(priced)]
 cheapest, runner_up = whole_machines.iloc[0], whole_machines.iloc[1]
-glue("chat_cheapest", cheapest["machine"])
-glue("chat_cheapest_per", cheapest["price_per_tok_per_s"])
-glue("chat_runner_up", runner_up["machine"])
-glue("chat_runner_up_per", runner_up["price_per_tok_per_s"])
-glue("chat_cheapest_config", cheapest["price_configuration"])
+glue_all({
+    "chat_cheapest": cheapest["machine"],
+    "chat_cheapest_per": cheapest["price_per_tok_per_s"],
+    "chat_runner_up": runner_up["machine"],
+    "chat_runner_up_per": runner_up["price_per_tok_per_s"],
+    "chat_cheapest_config": cheapest["price_configuration"],
+})
 bw = {m: hardware.chip(m).bandwidth_bytes_per_s / GB for m in (cheapest["machine"],
                                                                 runner_up["machine"])}
-glue("chat_bw_cheapest", bw[cheapest["machine"]])
-glue("chat_bw_runner_up", bw[runner_up["machine"]])
+glue_all({
+    "chat_bw_cheapest": bw[cheapest["machine"]],
+    "chat_bw_runner_up": bw[runner_up["machine"]],
+})
 assert errata.erratum("m3_ultra_bandwidth").verdict == "sources disagree"
 assert {cheapest["machine"], runner_up["machine"]} == {"M3 Ultra", "M2 Ultra"}
 own_cheapest = whole_machines.sort_values("price_per_own_tok_per_s").iloc[0]
-glue("chat_own_cheapest", own_cheapest["machine"])
-glue("chat_own_cheapest_per", own_cheapest["price_per_own_tok_per_s"])
-glue("chat_own_first_per", rc.loc[cheapest["machine"], "price_per_own_tok_per_s"])
+glue_all({
+    "chat_own_cheapest": own_cheapest["machine"],
+    "chat_own_cheapest_per": own_cheapest["price_per_own_tok_per_s"],
+    "chat_own_first_per": rc.loc[cheapest["machine"], "price_per_own_tok_per_s"],
+})
 assert own_cheapest["machine"] != cheapest["machine"]
 glue_markdown("chat_cards", "; ".join(
     f"the {r['machine']}'s card alone ({r['currency']} {r['price']:,.0f}) comes to "
@@ -867,17 +949,19 @@ tables.styled(chat_cost.assign(band=[buying.fmt_range(a, b, h, 2) for a, b, h in
                             "band": "Dollars per million output tokens (range)",
                             "configuration": "Configuration priced"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 ranked_many = buying.rank(many)
 m_ = ranked_many[ranked_many["rank"].notna()]
 rm = ranked_many.set_index("machine")
-glue("many_users", many.users)
-glue("many_prompt", many.prompt_tokens)
-glue("many_output", many.output_tokens)
-glue("many_format", many.weight_format)
-glue("many_weights_gib", rm["weights_GiB"].iloc[0])
-glue("many_kv_gib", rm["kv_per_user_GiB"].iloc[0])
-glue("many_need_gib", rm["need_GiB"].iloc[0])
+glue_all({
+    "many_users": many.users,
+    "many_prompt": many.prompt_tokens,
+    "many_output": many.output_tokens,
+    "many_format": many.weight_format,
+    "many_weights_gib": rm["weights_GiB"].iloc[0],
+    "many_kv_gib": rm["kv_per_user_GiB"].iloc[0],
+    "many_need_gib": rm["need_GiB"].iloc[0],
+})
 
 # %% [markdown]
 # ## Many users
@@ -895,35 +979,43 @@ tables.styled(buying.ranking_display(ranked_many), "table-buy-many-users", {
     "memory": "Memory needed (GPU may use)", "users": "Users that fit",
     "note": "Not ranked because"})
 
-# %% tags=["remove-cell"]
-glue("many_n_fit", len(m_))
-glue("many_first", m_.iloc[0]["machine"])
-glue("many_first_tps", m_.iloc[0]["per_user_mid_tok_per_s"])
-glue("many_first_total", many.users * m_.iloc[0]["per_user_mid_tok_per_s"])
-glue("many_first_compute_share", m_.iloc[0]["step_compute_s"] / m_.iloc[0]["step_read_s"])
-glue("h100_users", int(rm.loc["H100 SXM", "max_users"]))
-glue("h100_cap", rm.loc["H100 SXM", "capacity_GiB"])
+# %% tags=["hide-input"]
+glue_all({
+    "many_n_fit": len(m_),
+    "many_first": m_.iloc[0]["machine"],
+    "many_first_tps": m_.iloc[0]["per_user_mid_tok_per_s"],
+    "many_first_total": many.users * m_.iloc[0]["per_user_mid_tok_per_s"],
+    "many_first_compute_share": m_.iloc[0]["step_compute_s"] / m_.iloc[0]["step_read_s"],
+    "h100_users": int(rm.loc["H100 SXM", "max_users"]),
+    "h100_cap": rm.loc["H100 SXM", "capacity_GiB"],
+})
 assert rm.loc["H100 SXM", "max_users"] == rm.loc["H100 PCIe", "max_users"]
 many_raised = ranked_many[ranked_many["fits_after_raising"]]
-glue("many_raised", " and the ".join(many_raised["machine"]))
-glue("many_raised_usable", many_raised["usable_GiB"].iloc[0])
+glue_all({
+    "many_raised": " and the ".join(many_raised["machine"]),
+    "many_raised_usable": many_raised["usable_GiB"].iloc[0],
+})
 assert many_raised["usable_GiB"].nunique() == 1
 desk_many = m_[buying.on_desk(m_)]
 desk = desk_many.iloc[0]
-glue("many_desk", desk["machine"])
-glue("many_desk_tps", desk["per_user_mid_tok_per_s"])
-glue("many_desk_users", int(desk["max_users"]))
-glue("many_desk_order", ", ".join(f"{m} {v:.1f}" for m, v in
-                                  zip(desk_many["machine"], desk_many["per_user_mid_tok_per_s"])))
+glue_all({
+    "many_desk": desk["machine"],
+    "many_desk_tps": desk["per_user_mid_tok_per_s"],
+    "many_desk_users": int(desk["max_users"]),
+    "many_desk_order": ", ".join(f"{m} {v:.1f}" for m, v in
+                                  zip(desk_many["machine"], desk_many["per_user_mid_tok_per_s"])),
+})
 # the same users' prompts too: whole requests, prompts prefilled one after another
 by_request = desk_many.sort_values("request_per_user_mid_tok_per_s", ascending=False)
 req_lead = by_request.iloc[0]
-glue("many_req_lead", req_lead["machine"])
-glue("many_req_lead_tps", req_lead["request_per_user_mid_tok_per_s"])
-glue("many_req_lead_round", req_lead["round_s"])
-glue("many_desk_round", desk["round_s"])
-glue("many_req_order", ", ".join(f"{m} {v:.2f}" for m, v in zip(
-    by_request["machine"], by_request["request_per_user_mid_tok_per_s"])))
+glue_all({
+    "many_req_lead": req_lead["machine"],
+    "many_req_lead_tps": req_lead["request_per_user_mid_tok_per_s"],
+    "many_req_lead_round": req_lead["round_s"],
+    "many_desk_round": desk["round_s"],
+    "many_req_order": ", ".join(f"{m} {v:.2f}" for m, v in zip(
+    by_request["machine"], by_request["request_per_user_mid_tok_per_s"])),
+})
 glue_markdown("many_req_verdict", f"the {desk['machine']} still serves them fastest"
               if req_lead["machine"] == desk["machine"] else
               f"the {req_lead['machine']}, not the {desk['machine']}, serves them fastest")
@@ -942,9 +1034,11 @@ q8 = buying.rank(buying.Workload("q8", many.prompt_tokens, many.output_tokens, m
                                  many.model, "Q8_0", "concurrency")).set_index("machine")
 glue("many_q8_need_gib", q8["need_GiB"].iloc[0])
 spark_visible = hardware.chip("DGX Spark").specs["driver_visible_memory_MiB"] / 1024
-glue("spark_visible_gib", spark_visible)
-glue("many_q8_spark_margin", spark_visible - q8.loc["DGX Spark", "need_GiB"])
-glue("strix_visible_gib", hardware.chip("Strix Halo").specs["driver_visible_memory_MiB"] / 1024)
+glue_all({
+    "spark_visible_gib": spark_visible,
+    "many_q8_spark_margin": spark_visible - q8.loc["DGX Spark", "need_GiB"],
+    "strix_visible_gib": hardware.chip("Strix Halo").specs["driver_visible_memory_MiB"] / 1024,
+})
 assert q8.loc["DGX Spark", "need_GiB"] < spark_visible
 strix_visible = hardware.chip("Strix Halo").specs["driver_visible_memory_MiB"] / 1024
 glue_markdown("strix_q8_fits", "which holds the batch at Q8_0" if q8.loc[
@@ -991,7 +1085,7 @@ glue_markdown("strix_q8_fits", "which holds the batch at Q8_0" if q8.loc[
 # allows, {glue:text}`strix_visible_gib:.0f` GiB in the one public log the book records,
 # {glue:md}`strix_q8_fits`.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 DATACENTER_SHOWN = ["B200", "MI300X", "H200"]
 calibrated_users = {c: napkin.predict(c, many.model, weights=many.weight_format, kv="fp16",
                                       input_tokens=many.prompt_tokens,
@@ -1004,20 +1098,26 @@ glue_markdown("dc_calibrated", "; ".join(
     f"{c} {per_user_cal[c]:.0f} (this chapter: {per_user_rank[c]:.0f})"
     for c in DATACENTER_SHOWN))
 glue_markdown("dc_bound", ", ".join(sorted({p.bound for p in calibrated_users.values()})))
-glue("dc_server_median", server_band["median"])
-glue("dc_server_p90", server_band["p90"])
+glue_all({
+    "dc_server_median": server_band["median"],
+    "dc_server_p90": server_band["p90"],
+})
 same_order = sorted(per_user_cal, key=per_user_cal.get) == sorted(per_user_rank,
                                                                     key=per_user_rank.get)
 glue_markdown("dc_order", "keeps their order" if same_order else "changes their order")
 flatter = [per_user_rank[c] / per_user_cal[c] for c in DATACENTER_SHOWN]
-glue("dc_flatter_low", min(flatter))
-glue("dc_flatter_high", max(flatter))
+glue_all({
+    "dc_flatter_low": min(flatter),
+    "dc_flatter_high": max(flatter),
+})
 assert m_.iloc[0]["machine"] in per_user_cal
 glue("many_first_cal", per_user_cal[m_.iloc[0]["machine"]])
 new_pairs = [c for c in DATACENTER_SHOWN if validation_report.case_of(c, many.model) == "new"]
 new_band = validation_report.error_band("server", "new")
-glue("dc_new_median", new_band["median"])
-glue("dc_new_p90", new_band["p90"])
+glue_all({
+    "dc_new_median": new_band["median"],
+    "dc_new_p90": new_band["p90"],
+})
 glue_markdown("dc_new_chips", " and the ".join(new_pairs) or "none of these chips")
 
 # %% [markdown]
@@ -1034,7 +1134,7 @@ glue_markdown("dc_new_chips", " and the ".join(new_pairs) or "none of these chip
 # parts by {glue:text}`dc_flatter_low:.1f`x to {glue:text}`dc_flatter_high:.1f`x and
 # {glue:md}`dc_order`.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 # Two machines: chapter 12's pairs for this chapter's coding agent
 from napkin.split import desk
 
@@ -1055,9 +1155,11 @@ glue_markdown("two_pair_verdict", (
     else f"takes {1 / two['pair_over_alone']:.2f} times as long")
     + f" ({two['best_pair_s']:.0f} s), so a buyer starting from nothing buys "
     + ("the pair" if pair_wins else "the one machine"))
-glue("two_owned_s", two["owned_s"])
-glue("two_spark_s", two["candidate_s"])
-glue("two_spark_gain", two["candidate_gain"])
+glue_all({
+    "two_owned_s": two["owned_s"],
+    "two_spark_s": two["candidate_s"],
+    "two_spark_gain": two["candidate_gain"],
+})
 glue_markdown("two_helper", two["helper"])
 glue("two_helper_gain", two["helper_gain"])
 
@@ -1101,9 +1203,11 @@ napkin.Figure(
            "and 2, data/models, data/gpu_memory_limits.csv and data/machine_prices.csv.",
 )
 
-# %% tags=["remove-cell"]
-glue("n_derived_ranked", int(top["roof_label"].str.contains("derived").sum()))
-glue("derived_ranked", ", ".join(top[top["roof_label"].str.contains("derived")]["machine"]))
+# %% tags=["hide-input"]
+glue_all({
+    "n_derived_ranked": int(top["roof_label"].str.contains("derived").sum()),
+    "derived_ranked": ", ".join(top[top["roof_label"].str.contains("derived")]["machine"]),
+})
 prices = tables.load("machine_prices")
 partial = prices[prices["scope"] != "complete computer"]
 glue("partial_prices", "; ".join(f"{c}'s is for a {s}" for c, s in
@@ -1144,7 +1248,7 @@ glue("partial_prices", "; ".join(f"{c}'s is for a {s}" for c, s in
 # - **Prices move, and not all are for a whole computer.** Each has a date and a source in
 #   `data/machine_prices.csv`; {glue:text}`partial_prices`.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 lines = [f"{int(row['rank'])}. **{row['machine']}**: first token after "
          f"{buying.fmt_range(row['ttft_fast_s'], row['ttft_mid_s'], row['ttft_slow_s'])} s, "
          f"then {row['decode_mid_tok_per_s']:.0f} tokens/s"

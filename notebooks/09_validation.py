@@ -18,55 +18,6 @@
 # %% [markdown]
 # # The napkin against real servers
 
-# %% tags=["remove-cell"]
-import napkin
-from napkin import catalog, tables, validation
-from napkin.validation import figures as charts
-from napkin.predict import calibration as calib
-from napkin.prose import glue, glue_markdown
-from napkin.validation import chapter
-
-MODEL, ONE, ESSAY, ROOF = (calib.MODEL, "one-number discount", "essay's 50 % rule",
-                           "plain roofline")
-cv = chapter.crossval_table().set_index(["scenario", "case", "structure"])
-#: The cross-validated figures the prose quotes: (model, rows, case, statistics).
-QUOTED = [("cal", "all", "new", ("median", "p90", "n")), ("cal", "all", "seen", ("median", "p90")),
-          ("one", "all", "new", ("median", "p90")), ("essay", "all", "new", ("median",)),
-          ("roof", "all", "new", ("median",)), ("cal", "offline", "new", ("median",)),
-          ("one", "offline", "new", ("median",)), ("cal", "server", "new", ("median",)),
-          ("one", "server", "new", ("median",)), ("cal", "static", "new", ("p90",)),
-          ("one", "static", "new", ("p90",))]
-names = {"cal": MODEL, "one": ONE, "essay": ESSAY, "roof": ROOF}
-for tag, scenario, case, stats in QUOTED:
-    row = cv.loc[(scenario, case, names[tag])]
-    for stat in stats:
-        glue(f"cv_{tag}_{scenario}_{case}_{stat}", int(row[stat]) if stat == "n" else row[stat])
-ablation = chapter.ablation_table().set_index("structure")
-no_stacks = ablation.loc["without serving stacks"]
-glue("static_with_stacks", ablation.loc[MODEL, "static"])
-glue("static_without_stacks", no_stacks["static"])
-regimes = chapter.regimes()
-worst = regimes.iloc[0]
-glue_markdown("worst_regime", f"{worst['kind_of_model']} models on {worst['family']} chips "
-                              f"in {worst['scenario_name']}")
-glue("worst_regime_median", worst["median"])
-glue("worst_regime_n", int(worst["n"]))
-glue("worst_regime_speculative", worst["speculative_share"])
-untrusted = regimes[(regimes["p90"] > chapter.UNTRUSTED_P90) |
-                    (regimes["median"] > chapter.UNTRUSTED_MEDIAN)]
-largest = untrusted.sort_values("n", ascending=False).iloc[0]
-glue_markdown("largest_regime", f"{largest['kind_of_model']} models on {largest['family']} "
-                                f"chips in {largest['scenario_name']}")
-glue("largest_regime_n", int(largest["n"]))
-glue("largest_regime_median", largest["median"])
-glue("largest_regime_p90", largest["p90"])
-cv_new = validation.crossval()
-cv_new = cv_new[(cv_new["case"] == "new") & (cv_new["structure"] == MODEL)]
-glue("cv_new_predictions", len(cv_new))
-glue("cv_new_static_share", float((cv_new["scenario"] == "static batch").mean()))
-beats = cv.loc[("all", "new", MODEL), "median"] < cv.loc[("all", "new", ONE), "median"]
-glue_markdown("beats_one", "beats" if beats else "does not beat")
-
 # %% [markdown]
 # ```{admonition} In one minute
 # :class: tip
@@ -111,22 +62,83 @@ glue_markdown("beats_one", "beats" if beats else "does not beat")
 # models the fit never saw, from public measurements, with no profiling. Later chapters quote
 # that error through `napkin.validation.error_band`.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
+import napkin
+from napkin import catalog, tables, validation
+from napkin.validation import figures as charts
+from napkin.predict import calibration as calib
+from napkin.prose import glue, glue_all, glue_markdown
+from napkin.validation import chapter
+
+MODEL, ONE, ESSAY, ROOF = (calib.MODEL, "one-number discount", "essay's 50 % rule",
+                           "plain roofline")
+cv = chapter.crossval_table().set_index(["scenario", "case", "structure"])
+#: The cross-validated figures the prose quotes: (model, rows, case, statistics).
+QUOTED = [("cal", "all", "new", ("median", "p90", "n")), ("cal", "all", "seen", ("median", "p90")),
+          ("one", "all", "new", ("median", "p90")), ("essay", "all", "new", ("median",)),
+          ("roof", "all", "new", ("median",)), ("cal", "offline", "new", ("median",)),
+          ("one", "offline", "new", ("median",)), ("cal", "server", "new", ("median",)),
+          ("one", "server", "new", ("median",)), ("cal", "static", "new", ("p90",)),
+          ("one", "static", "new", ("p90",))]
+names = {"cal": MODEL, "one": ONE, "essay": ESSAY, "roof": ROOF}
+for tag, scenario, case, stats in QUOTED:
+    row = cv.loc[(scenario, case, names[tag])]
+    for stat in stats:
+        glue(f"cv_{tag}_{scenario}_{case}_{stat}", int(row[stat]) if stat == "n" else row[stat])
+ablation = chapter.ablation_table().set_index("structure")
+no_stacks = ablation.loc["without serving stacks"]
+glue_all({
+    "static_with_stacks": ablation.loc[MODEL, "static"],
+    "static_without_stacks": no_stacks["static"],
+})
+regimes = chapter.regimes()
+worst = regimes.iloc[0]
+glue_markdown("worst_regime", f"{worst['kind_of_model']} models on {worst['family']} chips "
+                              f"in {worst['scenario_name']}")
+glue_all({
+    "worst_regime_median": worst["median"],
+    "worst_regime_n": int(worst["n"]),
+    "worst_regime_speculative": worst["speculative_share"],
+})
+untrusted = regimes[(regimes["p90"] > chapter.UNTRUSTED_P90) |
+                    (regimes["median"] > chapter.UNTRUSTED_MEDIAN)]
+largest = untrusted.sort_values("n", ascending=False).iloc[0]
+glue_markdown("largest_regime", f"{largest['kind_of_model']} models on {largest['family']} "
+                                f"chips in {largest['scenario_name']}")
+glue_all({
+    "largest_regime_n": int(largest["n"]),
+    "largest_regime_median": largest["median"],
+    "largest_regime_p90": largest["p90"],
+})
+cv_new = validation.crossval()
+cv_new = cv_new[(cv_new["case"] == "new") & (cv_new["structure"] == MODEL)]
+glue_all({
+    "cv_new_predictions": len(cv_new),
+    "cv_new_static_share": float((cv_new["scenario"] == "static batch").mean()),
+})
+beats = cv.loc[("all", "new", MODEL), "median"] < cv.loc[("all", "new", ONE), "median"]
+glue_markdown("beats_one", "beats" if beats else "does not beat")
+
+# %% tags=["hide-input"]
 cases = validation.all_cases()
 usable = validation.derive.rows()
 mlperf_cases = cases[cases["table"] == "mlperf_llm"]
 serving_cases = cases[cases["table"] == "serving_measurements"]
-glue("n_mlperf", len(mlperf_cases))
-glue("n_mlperf_ok", int(mlperf_cases["ok"].sum()))
-glue("n_dup", int(mlperf_cases["duplicate"].sum()))
-glue("n_serving", len(serving_cases))
-glue("n_serving_ok", int(serving_cases["ok"].sum()))
-glue("n_argonne", int((serving_cases["source"] == "Argonne").sum()))
-glue("argonne_max_batch", int(usable[usable["source"] == "Argonne"]["batch"].max()))
-glue("polaris_gib", validation.alias("gpu", "Nvidia A100 GPU")[0].memory_capacity_GiB)
+glue_all({
+    "n_mlperf": len(mlperf_cases),
+    "n_mlperf_ok": int(mlperf_cases["ok"].sum()),
+    "n_dup": int(mlperf_cases["duplicate"].sum()),
+    "n_serving": len(serving_cases),
+    "n_serving_ok": int(serving_cases["ok"].sum()),
+    "n_argonne": int((serving_cases["source"] == "Argonne").sum()),
+    "argonne_max_batch": int(usable[usable["source"] == "Argonne"]["batch"].max()),
+    "polaris_gib": validation.alias("gpu", "Nvidia A100 GPU")[0].memory_capacity_GiB,
+})
 ok = cases[cases["ok"] & ~cases["duplicate"]]
-glue("n_impossible", len(ok) - len(usable))
-glue("n_usable", len(usable))
+glue_all({
+    "n_impossible": len(ok) - len(usable),
+    "n_usable": len(usable),
+})
 
 # %% [markdown]
 # ## The measurements
@@ -233,21 +245,25 @@ tables.styled(validation.decline_reasons(8), "table-validation-declined",
 # :pyobject: cost
 # ```
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 params = validation.parameters_table()
 by = params.set_index("parameter")["value"]
 fit_rows = int(tables.load(calib.PARAMETERS_TABLE).query(
     "fit == 'published' and structure == @MODEL")["rows"].iloc[0])
-glue("fit_rows", fit_rows)
-glue("eta", by["bandwidth_efficiency"])
-glue("t_layer_us", by["layer_overhead_s"])
-glue("t_seq_us", by["sequence_overhead_s"])
-glue("alpha_us", by["allreduce_latency_s"])
-glue("eta_link", by["link_efficiency"])
-glue("tpot_tail", by["tpot_tail"])
+glue_all({
+    "fit_rows": fit_rows,
+    "eta": by["bandwidth_efficiency"],
+    "t_layer_us": by["layer_overhead_s"],
+    "t_seq_us": by["sequence_overhead_s"],
+    "alpha_us": by["allreduce_latency_s"],
+    "eta_link": by["link_efficiency"],
+    "tpot_tail": by["tpot_tail"],
+})
 layers70 = catalog.config("Llama-3.3-70B")["num_hidden_layers"]
-glue("layers70", layers70)
-glue("layer_cost_70_ms", by["layer_overhead_s"] * layers70 / 1e3)
+glue_all({
+    "layers70": layers70,
+    "layer_cost_70_ms": by["layer_overhead_s"] * layers70 / 1e3,
+})
 
 # %% [markdown]
 # Fitted to the {glue:text}`fit_rows:,d` usable published rows (the *published fit*, which
@@ -286,19 +302,23 @@ tables.styled(params.assign(value=params["value"].map("{:,.3g}".format)),
 # speed than the servers delivered (more tokens per second, or less time), whatever the
 # row's unit.
 
-# %% tags=["remove-cell"]
-glue("n_regimes", len(regimes))
-glue("regime_min_rows", 10)
+# %% tags=["hide-input"]
+glue_all({
+    "n_regimes": len(regimes),
+    "regime_min_rows": 10,
+})
 bad = regimes[(regimes["p90"] > chapter.UNTRUSTED_P90) |
               (regimes["median"] > chapter.UNTRUSTED_MEDIAN)]
-glue("n_bad_regimes", len(bad))
-glue("untrusted_median", chapter.UNTRUSTED_MEDIAN)
-glue("untrusted_p90", chapter.UNTRUSTED_P90)
-glue("essay_share", validation.ESSAY.base.bandwidth_efficiency)
-glue("train_rounds", ", ".join(validation.TRAIN_ROUNDS))
-glue("test_round", validation.derive.ROUNDS[-1])
-glue("n_train", int(tables.load(calib.PARAMETERS_TABLE).query(
-    "fit == 'fixed split' and structure == @MODEL")["rows"].iloc[0]))
+glue_all({
+    "n_bad_regimes": len(bad),
+    "untrusted_median": chapter.UNTRUSTED_MEDIAN,
+    "untrusted_p90": chapter.UNTRUSTED_P90,
+    "essay_share": validation.ESSAY.base.bandwidth_efficiency,
+    "train_rounds": ", ".join(validation.TRAIN_ROUNDS),
+    "test_round": validation.derive.ROUNDS[-1],
+    "n_train": int(tables.load(calib.PARAMETERS_TABLE).query(
+    "fit == 'fixed split' and structure == @MODEL")["rows"].iloc[0]),
+})
 
 # %% [markdown]
 # (sec-validation-regimes)=
@@ -342,7 +362,7 @@ tables.styled(regimes, "table-validation-regimes", {
 # the plain roofline; and, on the rows it can express, one peer calculator at its defaults,
 # llm-analysis {cite}`llm_analysis` (`benchmarks/peer_llm_analysis.py`).
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 base = chapter.baselines_table()
 bt = base.set_index(["scenario", "structure"])
 for scenario in ("offline", "server", "static"):
@@ -356,14 +376,18 @@ glue_markdown("fs_published_verdict", "better than" if bt.loc[("published", MODE
               < bt.loc[("published", ESSAY), "median"] else "no better than")
 glue("peer_held_n", int(bt.loc[("published", chapter.PEER), "n"]))
 peer_rows = validation.peer_errors()
-glue("peer_all_n", len(peer_rows))
-glue("peer_all_median", float(peer_rows["factor"].median()))
+glue_all({
+    "peer_all_n": len(peer_rows),
+    "peer_all_median": float(peer_rows["factor"].median()),
+})
 held = chapter.held_out((MODEL,))
 case_stats = chapter.stats_by(held, ["case"]).set_index("case")
-glue("held_new_n", int(case_stats.loc["new", "n"]))
-glue("held_seen_n", int(case_stats.loc["seen", "n"]))
-glue("held_new_median", case_stats.loc["new", "median"])
-glue("held_seen_median", case_stats.loc["seen", "median"])
+glue_all({
+    "held_new_n": int(case_stats.loc["new", "n"]),
+    "held_seen_n": int(case_stats.loc["seen", "n"]),
+    "held_new_median": case_stats.loc["new", "median"],
+    "held_seen_median": case_stats.loc["seen", "median"],
+})
 
 # %% tags=["hide-input"]
 shown = base.assign(scenario=base["scenario"].map(chapter.SCENARIOS))
@@ -441,17 +465,19 @@ napkin.Figure(
 # or with one more part tried, and scored on the held-out rows; *change* is the mean change
 # of the four groups' median factors against the full model (positive: worse).
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 ab = ablation
 taken = ab[ab["part"] == "taken out"]
 tried = ab[ab["part"] == "tried"]
-glue("n_taken", len(taken))
-glue("n_taken_earn", int(taken["earns"].sum()))
-glue("n_tried", len(tried))
-glue("n_tried_earn", int(tried["earns"].sum()))
-glue("stacks_change", no_stacks["change"])
-glue("first_scored_round", validation.derive.ROUNDS[2])
-glue("earns", chapter.EARNS)
+glue_all({
+    "n_taken": len(taken),
+    "n_taken_earn": int(taken["earns"].sum()),
+    "n_tried": len(tried),
+    "n_tried_earn": int(tried["earns"].sum()),
+    "stacks_change": no_stacks["change"],
+    "first_scored_round": validation.derive.ROUNDS[2],
+    "earns": chapter.EARNS,
+})
 glue_markdown("tried_names", ", ".join(tried.index[~tried["earns"].astype(bool)].str.replace(
     "plus ", "", regex=False)))
 glue_markdown("tried_trades", "; ".join(
@@ -550,22 +576,26 @@ napkin.Figure(
 # Each stack's two multipliers in the published fit, and how far the model still is from
 # the rows of that stack: what knowing the stack buys, and what it leaves.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 band = chapter.software_band()
 sb = band.set_index("stack")
 amd = sb.loc["Argonne/AMD/vLLM"]
-glue("amd_vllm_efficiency", amd["efficiency"])
-glue("amd_vllm_overhead", amd["overhead"])
-glue("amd_vllm_rows", int(amd["rows"]))
-glue("amd_mlperf_efficiency", sb.loc["MLPerf/AMD/vLLM", "efficiency"])
-glue("amd_mlperf_overhead", sb.loc["MLPerf/AMD/vLLM", "overhead"])
+glue_all({
+    "amd_vllm_efficiency": amd["efficiency"],
+    "amd_vllm_overhead": amd["overhead"],
+    "amd_vllm_rows": int(amd["rows"]),
+    "amd_mlperf_efficiency": sb.loc["MLPerf/AMD/vLLM", "efficiency"],
+    "amd_mlperf_overhead": sb.loc["MLPerf/AMD/vLLM", "overhead"],
+})
 published_rows = validation.errors(MODEL, calib.PUBLISHED)
 stack_chips = published_rows.groupby("stack")["chip"].unique()
 glue_markdown("amd_argonne_chips", " and ".join(sorted(stack_chips["Argonne/AMD/vLLM"])))
 glue_markdown("amd_mlperf_chips", " and ".join(sorted(stack_chips["MLPerf/AMD/vLLM"])))
-glue("n_stacks", len(band))
-glue("stack_eff_low", band["efficiency"].min())
-glue("stack_eff_high", band["efficiency"].max())
+glue_all({
+    "n_stacks": len(band),
+    "stack_eff_low": band["efficiency"].min(),
+    "stack_eff_high": band["efficiency"].max(),
+})
 
 # %% tags=["hide-input"]
 napkin.Figure(
@@ -597,22 +627,28 @@ tables.styled(band, "table-validation-stacks", {
 # the band says by how much the stacks in these tables differ, and a reader's own stack can
 # sit anywhere in it.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 errors = validation.errors(MODEL, calib.PUBLISHED)
 ds = errors[errors["detail"].str.contains("DeepSeek-R1") &
             errors["kind"].eq("closed_user_rate") & errors["batch"].eq(1)].set_index("chip")
-glue("mtp_b200", ds.loc["B200", "measured"] / ds.loc["B200", "predicted"])
-glue("mtp_h200", ds.loc["H200", "measured"] / ds.loc["H200", "predicted"])
+glue_all({
+    "mtp_b200": ds.loc["B200", "measured"] / ds.loc["B200", "predicted"],
+    "mtp_h200": ds.loc["H200", "measured"] / ds.loc["H200", "predicted"],
+})
 so = validation.server_over_offline(errors)
-glue("so_measured", so["measured"].median())
-glue("so_predicted", so["predicted"].median())
-glue("so_pairs", len(so))
-glue("so_spread", chapter.server_over_offline_spread(errors))
+glue_all({
+    "so_measured": so["measured"].median(),
+    "so_predicted": so["predicted"].median(),
+    "so_pairs": len(so),
+    "so_spread": chapter.server_over_offline_spread(errors),
+})
 ratio = validation.per_gpu_ratio("H200", "H100 SXM", errors)
-glue("h200_h100_measured", ratio["measured"])
-glue("h200_h100_predicted", ratio["predicted"])
-glue("bw_ratio", napkin.hardware.chip("H200").bandwidth_bytes_per_s /
-     napkin.hardware.chip("H100 SXM").bandwidth_bytes_per_s)
+glue_all({
+    "h200_h100_measured": ratio["measured"],
+    "h200_h100_predicted": ratio["predicted"],
+    "bw_ratio": napkin.hardware.chip("H200").bandwidth_bytes_per_s /
+     napkin.hardware.chip("H100 SXM").bandwidth_bytes_per_s,
+})
 
 # %% [markdown]
 # ## What the model gets wrong, and why
@@ -651,7 +687,7 @@ glue("bw_ratio", napkin.hardware.chip("H200").bandwidth_bytes_per_s /
 # which nobody has looked at: a reader can drop its rows into the schema of
 # `data/mlperf_llm.csv` and score them with `napkin.validation.predict_rows`.
 #
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 glue("vocab_share", 1 - catalog.params("Llama-2-70B") / catalog.params("Llama-3.3-70B"))
 
 # %% [markdown]
@@ -668,36 +704,46 @@ glue("vocab_share", 1 - catalog.params("Llama-2-70B") / catalog.params("Llama-3.
 # Llama 3.3 70B's layers and a smaller vocabulary: {glue:text}`vocab_share:.1%` fewer
 # weights.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 curves = validation.frontier_curves()
 frontier_points = validation.frontier_points()
 speed = 40.0
 read = validation.frontier_read(curves, "Llama-3.3-70B", speed)
-glue("speed", speed)
-glue("fr_h100", read["H100 SXM, FP8"])
-glue("fr_h200", read["H200, FP8"])
-glue("fr_b200", read["B200, FP8"])
-glue("fr_b200_fp4", read["B200, NVFP4"])
-glue("fr_mi300x", read["MI300X, FP8"])
+glue_all({
+    "speed": speed,
+    "fr_h100": read["H100 SXM, FP8"],
+    "fr_h200": read["H200, FP8"],
+    "fr_b200": read["B200, FP8"],
+    "fr_b200_fp4": read["B200, NVFP4"],
+    "fr_mi300x": read["MI300X, FP8"],
+})
 moe = validation.frontier_read(curves, "Mixtral-8x7B", speed)
-glue("fr_moe_h100", moe["H100 SXM, FP8"])
-glue("fr_moe_mi300x", moe["MI300X, FP8"])
-glue("n_points", len(frontier_points))
+glue_all({
+    "fr_moe_h100": moe["H100 SXM, FP8"],
+    "fr_moe_mi300x": moe["MI300X, FP8"],
+    "n_points": len(frontier_points),
+})
 gap = validation.frontier_gap(curves, frontier_points)
 med = gap.groupby("chip")["over_fp8"].median()
-glue("gap_h100", med["H100 SXM"])
-glue("gap_h200", med["H200"])
-glue("gap_mi300x", med["MI300X"])
+glue_all({
+    "gap_h100": med["H100 SXM"],
+    "gap_h200": med["H200"],
+    "gap_mi300x": med["MI300X"],
+})
 b200 = gap[gap["chip"] == "B200"]
 between = (b200["over_fp8"] > 1) & (b200["over_nvfp4"] < 1)
 above = b200["over_nvfp4"] >= 1
-glue("b200_between", int(between.sum()))
-glue("b200_above", int(above.sum()))
+glue_all({
+    "b200_between": int(between.sum()),
+    "b200_above": int(above.sum()),
+})
 for key, rows in (("above", b200[above]), ("between", b200[between])):
     glue_markdown(f"b200_{key}_scenarios", ", ".join(
         f"{n} {s}" for s, n in rows["scenario"].value_counts().items()))
-glue("b200_fp4_share", float((b200["weights"] == "NVFP4").mean()))
-glue("b200_points", len(b200))
+glue_all({
+    "b200_fp4_share": float((b200["weights"] == "NVFP4").mean()),
+    "b200_points": len(b200),
+})
 
 # %% tags=["hide-input"]
 napkin.Figure(
@@ -727,7 +773,7 @@ napkin.Figure(
 # expert weights, an H100 reaches {glue:text}`fr_moe_h100:,.0f` and an MI300X
 # {glue:text}`fr_moe_mi300x:,.0f`.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 others = tables.load("performance_model_errors").set_index("model")
 for name in others.index:
     glue(f"other_{name.lower()}", float(others.loc[name, "error_percent"]) / 100)

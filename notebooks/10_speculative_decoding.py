@@ -18,85 +18,6 @@
 # %% [markdown]
 # # Speculative decoding: spending the arithmetic decode leaves idle
 
-# %% tags=["remove-cell"]
-import os
-
-import numpy as np
-import pandas as pd
-
-import napkin
-from napkin import catalog, errata, speculative, tables
-from napkin.speculative import figures as charts
-from napkin.measure import verify
-from napkin.predict import calibrated, engine
-from napkin.predict.step import cost, decode_work
-from napkin.prose import glue, glue_markdown
-from napkin.speculative import machines, published
-
-cal = calibrated()
-checked = published.check(cal)
-err = published.errors(checked).set_index("sweep")
-SG, VL, DS = published.SWEEPS
-glue("n_test", int(err.loc["all", "n"]))
-glue("err_median", err.loc["all", "median"])
-glue("err_p90", err.loc["all", "p90"])
-glue("roof_median", err.loc["all", "roofline_median"])
-for key, sweep in (("sg", SG), ("vl", VL), ("ds", DS)):
-    glue(f"{key}_n", int(err.loc[sweep.name, "n"]))
-    glue(f"{key}_median", err.loc[sweep.name, "median"])
-glue("vl_roof_median", err.loc[VL.name, "roofline_median"])
-glue("fit_batch", SG.fit_batch)
-vl_roof = err.loc[VL.name, "roofline_median"] / err.loc[VL.name, "median"]
-glue_markdown("vl_roof_word", "better" if vl_roof < 0.995 else
-              "as well" if vl_roof < 1.005 else "worse")
-#: the largest batch any published sweep measured: beyond it a break-even is extrapolated
-top_measured = int(checked["batch"].max())
-glue("top_measured", top_measured)
-
-# the essay's machines: an EAGLE-3 head's cost, DeepSeek's first-token acceptance, its chain
-llama8 = engine("H100 SXM", "Llama-3.1-8B", weights="BF16", kv="bf16")
-eagle3 = speculative.draft.eagle3_for("Llama-3.1-8B")
-eagle_share = speculative.draft.weight_share(llama8, eagle3)
-ACCEPTANCE, K, SHARE = DS.acceptance[0], DS.k, round(eagle_share, 2)
-summary = machines.summary(ACCEPTANCE, SHARE, K)
-by = summary.set_index("machine")
-for key, name in (("mac", "M2 Ultra"), ("h100", "H100 SXM"), ("spark", "DGX Spark"),
-                  ("rtx", "RTX 4090")):
-    glue(f"{key}_even", int(by.loc[name, "break_even_llama"]))
-glue("mac_share", by.loc["M2 Ultra", "decode_share"])
-glue("h100_share", by.loc["H100 SXM", "decode_share"])
-glue("s_b1", by.loc["DGX Spark", "speedup_b1"])
-glue("few", 4)
-glue("mac_b4", by.loc["M2 Ultra", "speedup_b4"])
-glue("spark_b4", by.loc["DGX Spark", "speedup_b4"])
-beyond = by[by["break_even_llama"] > top_measured]
-glue_markdown("extrapolated", " and ".join(
-    f"{int(b):,} on the {name} ({b / top_measured:.1f} times {top_measured})"
-    for name, b in beyond["break_even_llama"].items()))
-
-# prompt lookup: its own published acceptance lengths, Spec-Bench's draft length
-lookup = published.prompt_lookup()
-PLD_K = int(speculative.draft.configured("prompt lookup (PLD)", "any", "draft_tokens"))
-pld_low, pld_high = (lookup["acceptance_length_tokens"].min(),
-                     lookup["acceptance_length_tokens"].max())
-pld = machines.prompt_lookup((pld_low, pld_high), PLD_K).set_index(
-    ["machine", "tokens_per_cycle"])
-glue("pld_low", pld_low)
-glue("pld_high", pld_high)
-glue("pld_n", len(lookup))
-glue("pld_k", PLD_K)
-pld_b1 = pld["speedup_b1"]
-glue("pld_mac_low", pld_b1[("M2 Ultra", pld_low)])
-glue("pld_mac_high", pld_b1[("M2 Ultra", pld_high)])
-glue("pld_spark_low", pld_b1[("DGX Spark", pld_low)])
-glue("pld_spark_high", pld_b1[("DGX Spark", pld_high)])
-glue("pld_mac_b4_low", pld.loc[("M2 Ultra", pld_low), "speedup_b4"])
-glue("pld_mac_b4_high", pld.loc[("M2 Ultra", pld_high), "speedup_b4"])
-glue("pld_spark_b4_high", pld.loc[("DGX Spark", pld_high), "speedup_b4"])
-same = np.allclose(pld_b1.xs("M2 Ultra"), pld_b1.xs("DGX Spark"), rtol=0.01)
-glue_markdown("pld_same", "the same on the M2 Ultra as on the DGX Spark" if same else
-              "not the same on the M2 Ultra as on the DGX Spark")
-
 # %% [markdown]
 # ```{admonition} In one minute
 # :class: tip
@@ -163,7 +84,96 @@ glue_markdown("pld_same", "the same on the M2 Ultra as on the DGX Spark" if same
 # how many tokens a machine can check before its step turns compute-bound, which is the
 # ridge point of chapter 3 in tokens.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
+import os
+
+import numpy as np
+import pandas as pd
+
+import napkin
+from napkin import catalog, errata, speculative, tables
+from napkin.speculative import figures as charts
+from napkin.measure import verify
+from napkin.predict import calibrated, engine
+from napkin.predict.step import cost, decode_work
+from napkin.prose import glue, glue_all, glue_markdown
+from napkin.speculative import machines, published
+
+cal = calibrated()
+checked = published.check(cal)
+err = published.errors(checked).set_index("sweep")
+SG, VL, DS = published.SWEEPS
+glue_all({
+    "n_test": int(err.loc["all", "n"]),
+    "err_median": err.loc["all", "median"],
+    "err_p90": err.loc["all", "p90"],
+    "roof_median": err.loc["all", "roofline_median"],
+})
+for key, sweep in (("sg", SG), ("vl", VL), ("ds", DS)):
+    glue(f"{key}_n", int(err.loc[sweep.name, "n"]))
+    glue(f"{key}_median", err.loc[sweep.name, "median"])
+glue_all({
+    "vl_roof_median": err.loc[VL.name, "roofline_median"],
+    "fit_batch": SG.fit_batch,
+})
+vl_roof = err.loc[VL.name, "roofline_median"] / err.loc[VL.name, "median"]
+glue_markdown("vl_roof_word", "better" if vl_roof < 0.995 else
+              "as well" if vl_roof < 1.005 else "worse")
+#: the largest batch any published sweep measured: beyond it a break-even is extrapolated
+top_measured = int(checked["batch"].max())
+glue("top_measured", top_measured)
+
+# the essay's machines: an EAGLE-3 head's cost, DeepSeek's first-token acceptance, its chain
+llama8 = engine("H100 SXM", "Llama-3.1-8B", weights="BF16", kv="bf16")
+eagle3 = speculative.draft.eagle3_for("Llama-3.1-8B")
+eagle_share = speculative.draft.weight_share(llama8, eagle3)
+ACCEPTANCE, K, SHARE = DS.acceptance[0], DS.k, round(eagle_share, 2)
+summary = machines.summary(ACCEPTANCE, SHARE, K)
+by = summary.set_index("machine")
+for key, name in (("mac", "M2 Ultra"), ("h100", "H100 SXM"), ("spark", "DGX Spark"),
+                  ("rtx", "RTX 4090")):
+    glue(f"{key}_even", int(by.loc[name, "break_even_llama"]))
+glue_all({
+    "mac_share": by.loc["M2 Ultra", "decode_share"],
+    "h100_share": by.loc["H100 SXM", "decode_share"],
+    "s_b1": by.loc["DGX Spark", "speedup_b1"],
+    "few": 4,
+    "mac_b4": by.loc["M2 Ultra", "speedup_b4"],
+    "spark_b4": by.loc["DGX Spark", "speedup_b4"],
+})
+beyond = by[by["break_even_llama"] > top_measured]
+glue_markdown("extrapolated", " and ".join(
+    f"{int(b):,} on the {name} ({b / top_measured:.1f} times {top_measured})"
+    for name, b in beyond["break_even_llama"].items()))
+
+# prompt lookup: its own published acceptance lengths, Spec-Bench's draft length
+lookup = published.prompt_lookup()
+PLD_K = int(speculative.draft.configured("prompt lookup (PLD)", "any", "draft_tokens"))
+pld_low, pld_high = (lookup["acceptance_length_tokens"].min(),
+                     lookup["acceptance_length_tokens"].max())
+pld = machines.prompt_lookup((pld_low, pld_high), PLD_K).set_index(
+    ["machine", "tokens_per_cycle"])
+glue_all({
+    "pld_low": pld_low,
+    "pld_high": pld_high,
+    "pld_n": len(lookup),
+    "pld_k": PLD_K,
+})
+pld_b1 = pld["speedup_b1"]
+glue_all({
+    "pld_mac_low": pld_b1[("M2 Ultra", pld_low)],
+    "pld_mac_high": pld_b1[("M2 Ultra", pld_high)],
+    "pld_spark_low": pld_b1[("DGX Spark", pld_low)],
+    "pld_spark_high": pld_b1[("DGX Spark", pld_high)],
+    "pld_mac_b4_low": pld.loc[("M2 Ultra", pld_low), "speedup_b4"],
+    "pld_mac_b4_high": pld.loc[("M2 Ultra", pld_high), "speedup_b4"],
+    "pld_spark_b4_high": pld.loc[("DGX Spark", pld_high), "speedup_b4"],
+})
+same = np.allclose(pld_b1.xs("M2 Ultra"), pld_b1.xs("DGX Spark"), rtol=0.01)
+glue_markdown("pld_same", "the same on the M2 Ultra as on the DGX Spark" if same else
+              "not the same on the M2 Ultra as on the DGX Spark")
+
+# %% tags=["hide-input"]
 held = checked[(checked["sweep"] == SG.name) & (checked["split"] == "test")]
 sg3 = checked[(checked["sweep"] == SG.name) &
               (checked["method"] == "EAGLE-3 (in SGLang)")].set_index("batch")
@@ -187,14 +197,16 @@ glue_markdown("eagle_below", (
     f"the same SGLang sweep on one H100 measured speculation with the older EAGLE head slower "
     f"than plain decoding {lows[0]}, and the vLLM sweep (read as an {vl_chip}) {lows[1]}, "
     f"while EAGLE-3's own rows in SGLang stay above one (lowest {sg3['measured'].min():.2f}x)"))
-glue("h100_full", h100_full)
-glue("h100_full_times", h100_full / top_measured)
-glue("default_acceptance", ACCEPTANCE)
-# the box's batch-1 figure beside what pays each pass its fixed costs, and what was measured
-glue("cal_b1", speculative.speedup(llama8, eagle3, speculative.position_rates(ACCEPTANCE, K), K,
-                                   batch=1, calibration=cal))
-glue("sg3_batch", int(sg3.index[0]))
-glue("sg3_measured", sg3["measured"].iloc[0])
+glue_all({
+    "h100_full": h100_full,
+    "h100_full_times": h100_full / top_measured,
+    "default_acceptance": ACCEPTANCE,
+    # the box's batch-1 figure beside what pays each pass its fixed costs, and what was measured
+    "cal_b1": speculative.speedup(llama8, eagle3, speculative.position_rates(ACCEPTANCE, K), K,
+                                   batch=1, calibration=cal),
+    "sg3_batch": int(sg3.index[0]),
+    "sg3_measured": sg3["measured"].iloc[0],
+})
 
 # %% [markdown]
 # (sec-spec-cycle)=
@@ -244,18 +256,22 @@ glue("sg3_measured", sg3["measured"].iloc[0])
 # property of the draft and the text, not of the chip, so this chapter takes it from the
 # papers.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 positions = speculative.acceptance.position_table()
-glue("eagle_models", int(positions["models"].max()))
-glue("decay_2", positions.set_index("draft_position").loc[2, "relative"])
-glue("decay_5", positions.set_index("draft_position").loc[5, "relative"])
-glue("ds_a_low", DS.acceptance[0])
-glue("ds_a_high", DS.acceptance[1])
+glue_all({
+    "eagle_models": int(positions["models"].max()),
+    "decay_2": positions.set_index("draft_position").loc[2, "relative"],
+    "decay_5": positions.set_index("draft_position").loc[5, "relative"],
+    "ds_a_low": DS.acceptance[0],
+    "ds_a_high": DS.acceptance[1],
+})
 medusa = speculative.acceptance.by_position()
 medusa = medusa[(medusa["method"] == "Medusa-1 heads") &
                 (medusa["target_model"] == "Vicuna-7B-v1.3")].set_index("draft_position")
-glue("medusa_first", medusa.loc[1, "acceptance_low"])
-glue("medusa_last", medusa.loc[5, "acceptance_low"])
+glue_all({
+    "medusa_first": medusa.loc[1, "acceptance_low"],
+    "medusa_last": medusa.loc[5, "acceptance_low"],
+})
 
 # %% [markdown]
 # (sec-spec-positions)=
@@ -286,15 +302,17 @@ tables.styled(positions, "table-spec-positions", {
 # :pyobject: cycle
 # ```
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 deepseek = engine("H200", "DeepSeek-V3", n_chips=8, weights="FP8", kv="bf16")
 mtp_share = speculative.draft.weight_share(deepseek, speculative.mtp())
-glue("eagle_share", eagle_share)
-glue("eagle_share_full", speculative.draft.weight_share(llama8, speculative.eagle(3)))
-glue("mtp_share", mtp_share)
-glue("draft_vocab", eagle3.draft_vocab)
-glue("target_vocab", catalog.config("Llama-3.1-8B")["vocab_size"])
-glue("mac_family_share", machines.machine("M2 Ultra").fraction_quartiles[1])
+glue_all({
+    "eagle_share": eagle_share,
+    "eagle_share_full": speculative.draft.weight_share(llama8, speculative.eagle(3)),
+    "mtp_share": mtp_share,
+    "draft_vocab": eagle3.draft_vocab,
+    "target_vocab": catalog.config("Llama-3.1-8B")["vocab_size"],
+    "mac_family_share": machines.machine("M2 Ultra").fraction_quartiles[1],
+})
 arith = {m: machines.machine(m).roof(machines.WEIGHTS)[0].upper() for m in machines.MACHINES}
 def chip_list(names):
     return names[0] if len(names) == 1 else ", the ".join(names[:-1]) + " and the " + names[-1]
@@ -357,26 +375,32 @@ glue("cal_share", cal.bandwidth_efficiency)
 # serving engines on datacenter chips, while llama.cpp on these machines reaches shares of
 # its own, measured (the M2 Ultra's decode, {glue:text}`mac_share:.0%` of its bandwidth).
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 cost_rows = charts.verify_cost_rows()
 ridge = {(m, v): machines.ridge_tokens(m, v) for m in machines.MACHINES for v in machines.VIEWS}
-glue("ridge_mac", ridge[("M2 Ultra", "llama.cpp")])
-glue("ridge_spark", ridge[("DGX Spark", "llama.cpp")])
-glue("ridge_4090", ridge[("RTX 4090", "llama.cpp")])
-glue("ridge_h100", ridge[("H100 SXM", "llama.cpp")])
-glue("ridge_h100_peak", ridge[("H100 SXM", "peak")])
-glue("ridge_spark_peak", ridge[("DGX Spark", "peak")])
-glue("ridge_mac_peak", ridge[("M2 Ultra", "peak")])
+glue_all({
+    "ridge_mac": ridge[("M2 Ultra", "llama.cpp")],
+    "ridge_spark": ridge[("DGX Spark", "llama.cpp")],
+    "ridge_4090": ridge[("RTX 4090", "llama.cpp")],
+    "ridge_h100": ridge[("H100 SXM", "llama.cpp")],
+    "ridge_h100_peak": ridge[("H100 SXM", "peak")],
+    "ridge_spark_peak": ridge[("DGX Spark", "peak")],
+    "ridge_mac_peak": ridge[("M2 Ultra", "peak")],
+})
 derived = [m for m in machines.MACHINES
            if "derived" in machines.machine(m).roof(machines.WEIGHTS)[2]]
 glue_markdown("derived_peaks", " and ".join(derived))
-glue("ridge_h100_fp16", machines.ridge_tokens("H100 SXM", "peak", arithmetic="fp16"))
-glue("ridge_spark_fp16", machines.ridge_tokens("DGX Spark", "peak", arithmetic="fp16"))
+glue_all({
+    "ridge_h100_fp16": machines.ridge_tokens("H100 SXM", "peak", arithmetic="fp16"),
+    "ridge_spark_fp16": machines.ridge_tokens("DGX Spark", "peak", arithmetic="fp16"),
+})
 at16 = cost_rows[(cost_rows["tokens"] == 16) &
                  (cost_rows["view"] == "llama.cpp")].set_index("machine")["relative"]
-glue("mac_16", at16["M2 Ultra"])
-glue("n16", 16)
-glue("spark_16", at16["DGX Spark"])
+glue_all({
+    "mac_16": at16["M2 Ultra"],
+    "n16": 16,
+    "spark_16": at16["DGX Spark"],
+})
 
 # %% tags=["hide-input"]
 napkin.Figure(
@@ -420,19 +444,23 @@ napkin.Figure(
 tables.styled(published.definitions(), "table-spec-definitions",
               {"speedup_definition": "What the speedup compares", "rows": "Rows"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 one = published.batch1_cycles()
-glue("n_one", len(one))
-glue("one_median", one["cycle_relative"].median())
-glue("one_q25", one["cycle_relative"].quantile(0.25))
-glue("one_q75", one["cycle_relative"].quantile(0.75))
+glue_all({
+    "n_one": len(one),
+    "one_median": one["cycle_relative"].median(),
+    "one_q25": one["cycle_relative"].quantile(0.25),
+    "one_q75": one["cycle_relative"].quantile(0.75),
+})
 edge = published.edge_llm()
-glue("edge_b1_low", edge["cycle_relative_b1"].min())
-glue("edge_b1_high", edge["cycle_relative_b1"].max())
-glue("edge_b8_low", edge["cycle_relative_b8"].min())
-glue("edge_b8_high", edge["cycle_relative_b8"].max())
-glue("edge_n", len(edge))
-glue("edge_batch", 8)
+glue_all({
+    "edge_b1_low": edge["cycle_relative_b1"].min(),
+    "edge_b1_high": edge["cycle_relative_b1"].max(),
+    "edge_b8_low": edge["cycle_relative_b8"].min(),
+    "edge_b8_high": edge["cycle_relative_b8"].max(),
+    "edge_n": len(edge),
+    "edge_batch": 8,
+})
 
 # %% [markdown]
 # Where a row states both the acceptance length and the speedup, their ratio
@@ -463,12 +491,14 @@ tables.styled(edge, "table-spec-edge-llm", {
     "speedup_b1": "{:.2f}", "speedup_b8": "{:.2f}", "cycle_relative_b1": "{:.2f}",
     "cycle_relative_b8": "{:.2f}"})
 
-# %% tags=["remove-cell"]
-glue("sg_k", SG.k)
-glue("vl_k", VL.k)
-glue("ds_k", DS.k)
-glue("sg_top", int(SG.rows()["batch"].max()))
-glue("vl_top", int(VL.rows()["batch"].max()))
+# %% tags=["hide-input"]
+glue_all({
+    "sg_k": SG.k,
+    "vl_k": VL.k,
+    "ds_k": DS.k,
+    "sg_top": int(SG.rows()["batch"].max()),
+    "vl_top": int(VL.rows()["batch"].max()),
+})
 glue_markdown("ds_batches", " and ".join(f"{b:.0f}" for b in sorted(DS.rows()["batch"])))
 
 # %% [markdown]
@@ -523,14 +553,18 @@ tables.styled(err.reset_index(), "table-spec-errors", {
     "median": factor, "p90": factor, "bias": factor, "roofline_median": factor,
     "roofline_p90": factor})
 
-# %% tags=["remove-cell"]
-glue("sg_max", err.loc[SG.name, "max"])
-glue("sg_over", (held["log_ratio"] > 0).mean())
-glue("sg_a", sg_a)
+# %% tags=["hide-input"]
+glue_all({
+    "sg_max": err.loc[SG.name, "max"],
+    "sg_over": (held["log_ratio"] > 0).mean(),
+    "sg_a": sg_a,
+})
 mid = 8
-glue("sg_mid", mid)
-glue("sg_b8", sg3.loc[mid, "measured"])
-glue("sg_b8_pred", sg3.loc[mid, "predicted"])
+glue_all({
+    "sg_mid": mid,
+    "sg_b8": sg3.loc[mid, "measured"],
+    "sg_b8_pred": sg3.loc[mid, "predicted"],
+})
 gap = np.exp(sg3["log_ratio"].abs())
 top, widest = sg3.index.max(), gap.idxmax()
 glue_markdown("sg_gap", (
@@ -542,29 +576,39 @@ falls = sg3[sg3["predicted"] < sg3["predicted"].max() * 0.97].index.min()
 glue("sg_model_falls", int(falls))
 c3090 = published.SWEEPS[1].engine().constants
 plain3090 = cost(c3090, decode_work(c3090, 2, 512, 1), cal)
-glue("rtx3090_step_ms", 1e3 * float(plain3090.seconds[0]))
-glue("fit_batch_steps", SG.fit_batch)
+glue_all({
+    "rtx3090_step_ms": 1e3 * float(plain3090.seconds[0]),
+    "fit_batch_steps": SG.fit_batch,
+})
 glue_markdown("rtx3090_bound", str(plain3090.bound[0]))
-glue("rtx3090_weights_ms", 1e3 * float(plain3090.weights_memory_s[0]))
-glue("rtx3090_fixed_ms", 1e3 * float(plain3090.overhead_s[0]))
-glue("rtx3090_matmul_ms", 1e3 * float(plain3090.compute_s[0]))
+glue_all({
+    "rtx3090_weights_ms": 1e3 * float(plain3090.weights_memory_s[0]),
+    "rtx3090_fixed_ms": 1e3 * float(plain3090.overhead_s[0]),
+    "rtx3090_matmul_ms": 1e3 * float(plain3090.compute_s[0]),
+})
 others = published.errors(published.alternatives(cal), ("chip",)).set_index("chip")
-glue("alt_pcie", others.loc["H100 PCIe", "median"])
-glue("alt_a100", others.loc["A100 SXM", "median"])
+glue_all({
+    "alt_pcie": others.loc["H100 PCIe", "median"],
+    "alt_a100": others.loc["A100 SXM", "median"],
+})
 ds = checked[checked["sweep"] == published.SWEEPS[2].name].set_index("batch")
-glue("ds_big", int(ds.index.max()))
-glue("ds_b1", ds.loc[1, "measured"])
-glue("ds_b1_low", ds.loc[1, "predicted_low"])
-glue("ds_b1_high", ds.loc[1, "predicted_high"])
-glue("ds_b32", ds.iloc[-1]["measured"])
-glue("ds_b32_low", ds.iloc[-1]["predicted_low"])
-glue("ds_b32_high", ds.iloc[-1]["predicted_high"])
+glue_all({
+    "ds_big": int(ds.index.max()),
+    "ds_b1": ds.loc[1, "measured"],
+    "ds_b1_low": ds.loc[1, "predicted_low"],
+    "ds_b1_high": ds.loc[1, "predicted_high"],
+    "ds_b32": ds.iloc[-1]["measured"],
+    "ds_b32_low": ds.iloc[-1]["predicted_low"],
+    "ds_b32_high": ds.iloc[-1]["predicted_high"],
+})
 report = published.load()
 report = report[report["source_url"].str.contains(published.DEEPSEEK_REPORT, regex=False)]
 ds_speedup = float(report["speedup"].iloc[0])
-glue("ds_report_speedup", ds_speedup)
-glue("ds_cycle_low", (1 + DS.acceptance[0]) / ds_speedup)
-glue("ds_cycle_high", (1 + DS.acceptance[1]) / ds_speedup)
+glue_all({
+    "ds_report_speedup": ds_speedup,
+    "ds_cycle_low": (1 + DS.acceptance[0]) / ds_speedup,
+    "ds_cycle_high": (1 + DS.acceptance[1]) / ds_speedup,
+})
 
 # %% [markdown]
 # The vLLM sweep is predicted within x{glue:text}`vl_median:.2f` for the median held-out row
@@ -617,11 +661,13 @@ glue("ds_cycle_high", (1 + DS.acceptance[1]) / ds_speedup)
 # rounded) and the tokens drafted per cycle (starting at SGLang's default for DeepSeek-V3,
 # {glue:text}`ds_k:d`), under llama.cpp's measured roofs or the spec sheet's.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 start = {"acceptance": ACCEPTANCE, "share": SHARE, "k": K, "view": "llama.cpp"}
-glue("default_share", SHARE)
-glue("mac_even_peak", int(by.loc["M2 Ultra", "break_even_peak"]))
-glue("h100_serving_band", err.loc[SG.name, "median"])
+glue_all({
+    "default_share": SHARE,
+    "mac_even_peak": int(by.loc["M2 Ultra", "break_even_peak"]),
+    "h100_serving_band": err.loc[SG.name, "median"],
+})
 spark_serving = speculative.break_even(
     engine("DGX Spark", "Llama-3.1-8B", weights="BF16", kv="bf16"), eagle3,
     speculative.position_rates(sg_a, SG.k), SG.k, calibration=cal)
@@ -690,7 +736,7 @@ tables.styled(summary.assign(
 # on a DGX Spark, whose FP16 peak is derived rather than stated by NVIDIA,
 # {glue:md}`spark_serving`.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 plan = verify.plan_from_env()
 glue_markdown("plan_tokens", ", ".join(map(str, plan.tokens[:-1])) + f" and {plan.tokens[-1]}")
 glue_markdown("plan_depths", " and ".join(f"{d:,}" for d in plan.depths))
@@ -757,16 +803,18 @@ glue_markdown("end_to_end_sentence", verify.speculate_sentence(live_spec))
 # (sec-spec-buying)=
 # ## What it changes in the buying advice
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 ratio_plain = by.loc["M2 Ultra", "plain_tok_per_s"] / by.loc["DGX Spark", "plain_tok_per_s"]
 ratio_b4 = ratio_plain * by.loc["M2 Ultra", "speedup_b4"] / by.loc["DGX Spark", "speedup_b4"]
-glue("mac_plain", by.loc["M2 Ultra", "plain_tok_per_s"])
-glue("spark_plain", by.loc["DGX Spark", "plain_tok_per_s"])
-glue("ratio_plain", ratio_plain)
-glue("ratio_b4", ratio_b4)
-glue("pld_tokens", PLD_K + 1)
-glue("pld_tokens_b4", 4 * (PLD_K + 1))
-glue("ridge_mac_again", machines.ridge_tokens("M2 Ultra", "llama.cpp"))
+glue_all({
+    "mac_plain": by.loc["M2 Ultra", "plain_tok_per_s"],
+    "spark_plain": by.loc["DGX Spark", "plain_tok_per_s"],
+    "ratio_plain": ratio_plain,
+    "ratio_b4": ratio_b4,
+    "pld_tokens": PLD_K + 1,
+    "pld_tokens_b4": 4 * (PLD_K + 1),
+    "ridge_mac_again": machines.ridge_tokens("M2 Ultra", "llama.cpp"),
+})
 
 # %% [markdown]
 # Chapter 8 ranks machines for one stream by bandwidth over the quantized model's size,
@@ -816,7 +864,7 @@ tables.styled(pld.reset_index(), "table-spec-prompt-lookup", {
 # concerned: "At batch size 1, decode has to read the whole model out of memory to emit one
 # token". The errata page checks it against a published stream:
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 found = errata.erratum("ceiling_under_speculation")
 glue_markdown("erratum", found.data_says + ".")
 assert found.verdict == "inconsistent" and not found.conclusion_holds

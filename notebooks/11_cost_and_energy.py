@@ -18,132 +18,6 @@
 # %% [markdown]
 # # What a token costs, in dollars and joules
 
-# %% tags=["remove-cell"]
-import datetime as dt
-
-import napkin
-from napkin import buying, catalog, costs, errata, tables
-from napkin.costs import chapter, energy, page, power, prices, service
-from napkin.costs import figures as charts
-from napkin.prose import count, glue, glue_markdown
-from napkin.validation.report import error_band
-
-w = chapter.headline()
-usage = costs.Usage().resolved()
-level = service.chat()
-glue("head_model", w.model.replace("-", " "))
-glue("head_format", w.weight_format)
-glue("desk_format", costs.desk_format(w.weight_format))
-glue("head_prompt", w.prompt_tokens)
-glue("head_output", w.output_tokens)
-glue("hours", usage.hours_per_day)
-glue("life", usage.life_years)
-glue("pro_name", "RTX PRO 6000 Blackwell")
-glue("lvl_speed", level.tokens_per_s_per_user)
-glue("lvl_first", level.first_token_s)
-
-one = costs.cost_table(w, 1, usage)
-served = costs.cost_table(w, level, usage)
-most = costs.cost_table(w, None, usage)
-o1, ol, om = (t.set_index("option") for t in (one, served, most))
-api_head = prices.api_price(w.model, w.prompt_tokens, w.output_tokens)
-out_price = prices.api_quotes(w.model)["output_usd_per_mtok"]
-glue("api_mid", api_head["median"])
-glue("api_low", api_head["low"])
-glue("api_high", api_head["high"])
-glue("out_median", float(out_price.median()))
-
-# the headline: the cheapest way at the service level, and the desk machines' verdicts
-lvl_ok = served[served["fits"] & (served["kind"] != "api")]
-best = lvl_ok.iloc[0]
-glue("lvl_best_way", chapter.way_name(best))
-glue("lvl_best_usd", best["usd_per_mtok"])
-glue("lvl_best_low", best["usd_per_mtok_low"])
-glue("lvl_best_high", best["usd_per_mtok_high"])
-glue("lvl_best_users", int(best["users"]))
-glue("lvl_best_reply", best["latency_s"])
-glue("lvl_best_median", best["band_median"])
-glue("lvl_best_p90", best["band_p90"])
-desk_ok = lvl_ok[lvl_ok["kind"] == "owned"]
-assert len(desk_ok) >= 1 and desk_ok["price_scope"].str.startswith("graphics card").all()
-glue_markdown("lvl_desk_ok", ("only " if len(desk_ok) == 1 else "") + "; ".join(
-    f"{chapter.way_name(r)} serves it, at {r.usd_per_mtok:.2f} dollars for "
-    f"{count(int(r.users), 'user')}, each at {r.per_user_tokens_per_s:.1f} tokens a second, the "
-    f"slowest user's whole reply in {r.latency_s:,.0f} s" for r in desk_ok.itertuples()))
-desk_miss = served[(served["kind"] == "owned") & ~served["fits"] &
-                   served["reason"].str.startswith("misses")]["option"]
-glue_markdown("lvl_desk_miss", "; ".join(
-    f"the {o} streams {o1.loc[o, 'per_user_tokens_per_s']:.1f} tokens a second"
-    + (" (too slow)" if o1.loc[o, "per_user_tokens_per_s"] < level.tokens_per_s_per_user
-       else "") + f" and its first token comes in {o1.loc[o, 'first_token_s']:.1f} s"
-    + (" (too late)" if o1.loc[o, "first_token_s"] > level.first_token_s else "")
-    for o in desk_miss))
-n_below = int((lvl_ok["usd_per_mtok"] < api_head["median"]).sum())
-glue("n_lvl_ways", len(lvl_ok))
-glue_markdown("n_lvl_below_api", "all of them" if n_below == len(lvl_ok) else f"{n_below}")
-glue_markdown("lvl_list", chapter.priced_list(served, reply=True))
-assert best["kind"] == "rented" and best["usd_per_mtok"] < api_head["median"]
-
-# one user at a time: what the table says about single streams
-singles = one[one["fits"] & (one["kind"] != "api")]
-glue_markdown("one_list", chapter.priced_list(one, reply=True))
-dearest = singles.iloc[-1] if singles.iloc[-1]["kind"] != "committed" else \
-    singles[singles["kind"] != "committed"].iloc[-1]
-glue("one_dearest", chapter.way_name(dearest))
-glue("one_dearest_usd", dearest["usd_per_mtok"])
-rent1 = singles[singles["kind"] == "rented"]
-desk1 = singles[singles["kind"] == "owned"]
-below_rent = desk1[desk1["usd_per_mtok"] < rent1["usd_per_mtok"].min()]
-glue_markdown("one_below_rent", chapter.join([chapter.way_name(r)[4:] for r in
-                                              below_rent.itertuples()]).replace(" and ", " or "))
-glue("rent1_lo", rent1["usd_per_mtok"].min())
-glue("rent1_hi", rent1["usd_per_mtok"].max())
-assert (singles["usd_per_mtok"] > api_head["high"]).all() and len(below_rent) >= 1
-assert dearest["kind"] == "owned"
-
-# the in-one-minute box's energy and essay findings are computed where their sections are;
-# the break-even and the measured servers come first here so the box can quote them
-be_one = costs.breakeven_table(w, 1, usage, table=one)
-be_lvl = costs.breakeven_table(w, level, usage, table=served)
-
-# %% tags=["remove-cell"]
-local = power.local_stream_energy()
-dc_runs = energy.at_the_wall(energy.measurements().query(
-    "model == 'Llama-3.3-70B' and gpu == 'H100' and task == 'LM Arena chat'"))
-dc = dc_runs.iloc[(dc_runs["mean_batch"] - 256).abs().argmin()]
-glue("ls_n", len(local))
-glue("ls_lo", local["joules_per_token"].min())
-glue("ls_hi", local["joules_per_token"].max())
-glue("dc_j", dc["energy_J_per_token"])
-glue("dc_wall_j", dc["wall_J_per_token"])
-glue("dc_batch", dc["mean_batch"])
-glue("dc_gpus", int(dc["n_gpus"]))
-glue("dc_ratio_gpu", local["joules_per_token"].min() / dc["energy_J_per_token"])
-glue("dc_ratio", local["joules_per_token"].min() / dc["wall_J_per_token"])
-glue("dc_ratio_hi", local["joules_per_token"].max() / dc["wall_J_per_token"])
-# the same desk machines at the chapter's 8 bits: their measured power over the rate the
-# one-user table estimates (set below the measured runs, whose weights had fewer bits)
-desk8 = o1.loc[local["machine"], "joules_per_token"]
-glue("dc_ratio_q8", desk8.min() / dc["wall_J_per_token"])
-glue("dc_ratio_q8_hi", desk8.max() / dc["wall_J_per_token"])
-glue("desk8_lo", desk8.min())
-glue("desk8_hi", desk8.max())
-assert (dc_runs["weights"] == "bfloat16").all()
-# the fastest measured desk run bounds its bits per weight: at most its bandwidth a second
-fast = local.loc[local["tok_per_s"].idxmax()]
-fast_bw = buying.machine(fast["machine"]).bandwidth_bytes_per_s
-fast_bits = 8 * fast_bw / fast["tok_per_s"] / catalog.params("Llama-3.1-70B")
-assert fast_bits < 8, "a measured desk run could be 8-bit: revisit the energy comparison"
-glue("fast_machine", fast["machine"])
-glue("fast_rate", fast["tok_per_s"])
-glue("fast_bw_GBps", fast_bw / 1e9)
-glue("fast_bits", fast_bits)
-runs = chapter.measured_serving()
-be_batch = runs[runs["usd_per_mtok"] <= float(out_price.median())].groupby("engine")[
-    "mean_batch"].min()
-glue("be_h100", be_batch["4 x H100"])
-glue("be_b200", be_batch["2 x B200"])
-
 # %% [markdown]
 # ```{admonition} In one minute
 # :class: tip
@@ -212,31 +86,185 @@ glue("be_b200", be_batch["2 x B200"])
 # book is built, and the calculator at the end lets a reader put in their own service
 # level, hours, electricity and years.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
+import datetime as dt
+
+import napkin
+from napkin import buying, catalog, costs, errata, tables
+from napkin.costs import chapter, energy, page, power, prices, service
+from napkin.costs import figures as charts
+from napkin.prose import count, glue, glue_all, glue_markdown
+from napkin.validation.report import error_band
+
+w = chapter.headline()
+usage = costs.Usage().resolved()
+level = service.chat()
+glue_all({
+    "head_model": w.model.replace("-", " "),
+    "head_format": w.weight_format,
+    "desk_format": costs.desk_format(w.weight_format),
+    "head_prompt": w.prompt_tokens,
+    "head_output": w.output_tokens,
+    "hours": usage.hours_per_day,
+    "life": usage.life_years,
+    "pro_name": "RTX PRO 6000 Blackwell",
+    "lvl_speed": level.tokens_per_s_per_user,
+    "lvl_first": level.first_token_s,
+})
+
+one = costs.cost_table(w, 1, usage)
+served = costs.cost_table(w, level, usage)
+most = costs.cost_table(w, None, usage)
+o1, ol, om = (t.set_index("option") for t in (one, served, most))
+api_head = prices.api_price(w.model, w.prompt_tokens, w.output_tokens)
+out_price = prices.api_quotes(w.model)["output_usd_per_mtok"]
+glue_all({
+    "api_mid": api_head["median"],
+    "api_low": api_head["low"],
+    "api_high": api_head["high"],
+    "out_median": float(out_price.median()),
+})
+
+# the headline: the cheapest way at the service level, and the desk machines' verdicts
+lvl_ok = served[served["fits"] & (served["kind"] != "api")]
+best = lvl_ok.iloc[0]
+glue_all({
+    "lvl_best_way": chapter.way_name(best),
+    "lvl_best_usd": best["usd_per_mtok"],
+    "lvl_best_low": best["usd_per_mtok_low"],
+    "lvl_best_high": best["usd_per_mtok_high"],
+    "lvl_best_users": int(best["users"]),
+    "lvl_best_reply": best["latency_s"],
+    "lvl_best_median": best["band_median"],
+    "lvl_best_p90": best["band_p90"],
+})
+desk_ok = lvl_ok[lvl_ok["kind"] == "owned"]
+assert len(desk_ok) >= 1 and desk_ok["price_scope"].str.startswith("graphics card").all()
+glue_markdown("lvl_desk_ok", ("only " if len(desk_ok) == 1 else "") + "; ".join(
+    f"{chapter.way_name(r)} serves it, at {r.usd_per_mtok:.2f} dollars for "
+    f"{count(int(r.users), 'user')}, each at {r.per_user_tokens_per_s:.1f} tokens a second, the "
+    f"slowest user's whole reply in {r.latency_s:,.0f} s" for r in desk_ok.itertuples()))
+desk_miss = served[(served["kind"] == "owned") & ~served["fits"] &
+                   served["reason"].str.startswith("misses")]["option"]
+glue_markdown("lvl_desk_miss", "; ".join(
+    f"the {o} streams {o1.loc[o, 'per_user_tokens_per_s']:.1f} tokens a second"
+    + (" (too slow)" if o1.loc[o, "per_user_tokens_per_s"] < level.tokens_per_s_per_user
+       else "") + f" and its first token comes in {o1.loc[o, 'first_token_s']:.1f} s"
+    + (" (too late)" if o1.loc[o, "first_token_s"] > level.first_token_s else "")
+    for o in desk_miss))
+n_below = int((lvl_ok["usd_per_mtok"] < api_head["median"]).sum())
+glue("n_lvl_ways", len(lvl_ok))
+glue_markdown("n_lvl_below_api", "all of them" if n_below == len(lvl_ok) else f"{n_below}")
+glue_markdown("lvl_list", chapter.priced_list(served, reply=True))
+assert best["kind"] == "rented" and best["usd_per_mtok"] < api_head["median"]
+
+# one user at a time: what the table says about single streams
+singles = one[one["fits"] & (one["kind"] != "api")]
+glue_markdown("one_list", chapter.priced_list(one, reply=True))
+dearest = singles.iloc[-1] if singles.iloc[-1]["kind"] != "committed" else \
+    singles[singles["kind"] != "committed"].iloc[-1]
+glue_all({
+    "one_dearest": chapter.way_name(dearest),
+    "one_dearest_usd": dearest["usd_per_mtok"],
+})
+rent1 = singles[singles["kind"] == "rented"]
+desk1 = singles[singles["kind"] == "owned"]
+below_rent = desk1[desk1["usd_per_mtok"] < rent1["usd_per_mtok"].min()]
+glue_markdown("one_below_rent", chapter.join([chapter.way_name(r)[4:] for r in
+                                              below_rent.itertuples()]).replace(" and ", " or "))
+glue_all({
+    "rent1_lo": rent1["usd_per_mtok"].min(),
+    "rent1_hi": rent1["usd_per_mtok"].max(),
+})
+assert (singles["usd_per_mtok"] > api_head["high"]).all() and len(below_rent) >= 1
+assert dearest["kind"] == "owned"
+
+# the in-one-minute box's energy and essay findings are computed where their sections are;
+# the break-even and the measured servers come first here so the box can quote them
+be_one = costs.breakeven_table(w, 1, usage, table=one)
+be_lvl = costs.breakeven_table(w, level, usage, table=served)
+
+# %% tags=["hide-input"]
+local = power.local_stream_energy()
+dc_runs = energy.at_the_wall(energy.measurements().query(
+    "model == 'Llama-3.3-70B' and gpu == 'H100' and task == 'LM Arena chat'"))
+dc = dc_runs.iloc[(dc_runs["mean_batch"] - 256).abs().argmin()]
+glue_all({
+    "ls_n": len(local),
+    "ls_lo": local["joules_per_token"].min(),
+    "ls_hi": local["joules_per_token"].max(),
+    "dc_j": dc["energy_J_per_token"],
+    "dc_wall_j": dc["wall_J_per_token"],
+    "dc_batch": dc["mean_batch"],
+    "dc_gpus": int(dc["n_gpus"]),
+    "dc_ratio_gpu": local["joules_per_token"].min() / dc["energy_J_per_token"],
+    "dc_ratio": local["joules_per_token"].min() / dc["wall_J_per_token"],
+    "dc_ratio_hi": local["joules_per_token"].max() / dc["wall_J_per_token"],
+})
+# the same desk machines at the chapter's 8 bits: their measured power over the rate the
+# one-user table estimates (set below the measured runs, whose weights had fewer bits)
+desk8 = o1.loc[local["machine"], "joules_per_token"]
+glue_all({
+    "dc_ratio_q8": desk8.min() / dc["wall_J_per_token"],
+    "dc_ratio_q8_hi": desk8.max() / dc["wall_J_per_token"],
+    "desk8_lo": desk8.min(),
+    "desk8_hi": desk8.max(),
+})
+assert (dc_runs["weights"] == "bfloat16").all()
+# the fastest measured desk run bounds its bits per weight: at most its bandwidth a second
+fast = local.loc[local["tok_per_s"].idxmax()]
+fast_bw = buying.machine(fast["machine"]).bandwidth_bytes_per_s
+fast_bits = 8 * fast_bw / fast["tok_per_s"] / catalog.params("Llama-3.1-70B")
+assert fast_bits < 8, "a measured desk run could be 8-bit: revisit the energy comparison"
+glue_all({
+    "fast_machine": fast["machine"],
+    "fast_rate": fast["tok_per_s"],
+    "fast_bw_GBps": fast_bw / 1e9,
+    "fast_bits": fast_bits,
+})
+runs = chapter.measured_serving()
+be_batch = runs[runs["usd_per_mtok"] <= float(out_price.median())].groupby("engine")[
+    "mean_batch"].min()
+glue_all({
+    "be_h100": be_batch["4 x H100"],
+    "be_b200": be_batch["2 x B200"],
+})
+
+# %% tags=["hide-input"]
 rent = prices.rental_price("H100 SXM")
-glue("n_rent_rows", len(tables.load("gpu_rental_prices")))
-glue("h100_low", rent["low"])
-glue("h100_high", rent["high"])
-glue("h100_n", rent["quotes"])
-glue("h100_median", rent["median"])
+glue_all({
+    "n_rent_rows": len(tables.load("gpu_rental_prices")),
+    "h100_low": rent["low"],
+    "h100_high": rent["high"],
+    "h100_n": rent["quotes"],
+    "h100_median": rent["median"],
+})
 contract = prices.committed_price("H100 SXM")
-glue("h100_contract", contract["price"])
-glue("h100_contract_date", contract["day"].isoformat()[:7])
-glue("n_contracts", count(len(prices.committed_quotes()), "such rate"))
-glue("in_weight", w.prompt_tokens / w.output_tokens)
+glue_all({
+    "h100_contract": contract["price"],
+    "h100_contract_date": contract["day"].isoformat()[:7],
+    "n_contracts": count(len(prices.committed_quotes()), "such rate"),
+    "in_weight": w.prompt_tokens / w.output_tokens,
+})
 listed = prices.list_prices()
 new = listed[listed["confidence"] == "low"]
-glue("n_new_prices", len(new))
-glue("pro_price", listed[listed["chip"] == "RTX PRO 6000 Blackwell"]["price"].iloc[0])
+glue_all({
+    "n_new_prices": len(new),
+    "pro_price": listed[listed["chip"] == "RTX PRO 6000 Blackwell"]["price"].iloc[0],
+})
 m3 = listed[listed["chip"] == "M3 Ultra"]
 assert len(m3) == 1
 glue("m3_gb", m3["memory_GiB"].iloc[0])
 elec = prices.electricity()
-glue("elec", elec["usd_per_kWh"])
-glue("elec_period", elec["period"])
+glue_all({
+    "elec": elec["usd_per_kWh"],
+    "elec_period": elec["period"],
+})
 elec_lo, elec_hi = prices.electricity_range()
-glue("elec_lo", elec_lo)
-glue("elec_hi", elec_hi)
+glue_all({
+    "elec_lo": elec_lo,
+    "elec_hi": elec_hi,
+})
 
 # %% [markdown]
 # ## The prices, and how old they are
@@ -303,61 +331,75 @@ tables.styled(chapter.list_price_display(costs.DESK), "table-cost-list-prices", 
     "machine": "Machine", "price": "USD", "configuration": "Configuration", "date": "Date",
     "kind": "Price", "scope": "What it buys", "confidence": "Confidence"})
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 when = prices.price_dates()
-glue("dates_from", when["day"].min().isoformat())
-glue("dates_to", when["day"].max().isoformat())
+glue_all({
+    "dates_from": when["day"].min().isoformat(),
+    "dates_to": when["day"].max().isoformat(),
+})
 
 # %% [markdown]
 # These prices were read or announced between {glue:text}`dates_from` and
 # {glue:text}`dates_to`, and they move within weeks: one provider in the table raised its
 # H100 price between two readings weeks apart. On the day this page was built:
 
-# %% tags=["nbval-ignore-output", "remove-input"]
+# %% tags=["hide-input", "nbval-ignore-output"]
 live_age = prices.age_days(dt.date.today(), when)
 glue_markdown("live_price_age", "; ".join(
     f"the {r.kind} prices are {r.newest:,d} to {r.oldest:,d} days old ({r.quotes} quotes)"
     if r.newest != r.oldest else f"the {r.kind} price is {r.newest:,d} days old"
     for r in live_age.itertuples()) + f" (built {dt.date.today().isoformat()}).")
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 bands = {s: error_band(s, costs.throughput.BAND_CASE) for s in ("static", "server", "offline")}
 for s, b in bands.items():
     glue(f"band_{s}_median", b["median"])
     glue(f"band_{s}_p90", b["p90"])
 new_server = error_band("server", "new")
-glue("band_server_new_median", new_server["median"])
-glue("band_server_new_p90", new_server["p90"])
+glue_all({
+    "band_server_new_median": new_server["median"],
+    "band_server_new_p90": new_server["p90"],
+})
 seen_via = napkin.validation.seen_in(costs.throughput.RENTED, w.model)
 assert set(seen_via["stack"]) <= {"published/NVIDIA/TensorRT-LLM"}  # "vendors' tables" below
 glue_markdown("seen_via", "the vendor's own tables (" + chapter.join(
     f"{n} rows of {s}" for s, n in seen_via["source"].value_counts().items()) + ")")
-glue("tp_sizes", chapter.join(map(str, costs.throughput.TP_SIZES), article="").replace(
-    " and ", " or "))
-glue("q8_bits", napkin.models.bits_per_weight("Q8_0"))
-glue("fp8_bits", napkin.models.bits_per_weight("FP8"))
+glue_all({
+    "tp_sizes": chapter.join(map(str, costs.throughput.TP_SIZES), article="").replace(
+    " and ", " or "),
+    "q8_bits": napkin.models.bits_per_weight("Q8_0"),
+    "fp8_bits": napkin.models.bits_per_weight("FP8"),
+})
 spark_m = napkin.buying.machine("DGX Spark")
-glue("spark_usable", spark_m.usable_bytes / napkin.units.GiB)
-glue("spark_cap", spark_m.capacity_bytes / napkin.units.GiB)
+glue_all({
+    "spark_usable": spark_m.usable_bytes / napkin.units.GiB,
+    "spark_cap": spark_m.capacity_bytes / napkin.units.GiB,
+})
 strix_m = napkin.buying.machine("Strix Halo")
 glue("strix_usable", strix_m.usable_bytes / napkin.units.GiB)
 m3_usable = [p[1] for p in napkin.buying.machine("M3 Ultra").prices][0]
-glue("m3_usable", m3_usable / napkin.units.GiB)
-glue("m3_users_q8", int(om.loc["M3 Ultra", "users"]))
+glue_all({
+    "m3_usable": m3_usable / napkin.units.GiB,
+    "m3_users_q8": int(om.loc["M3 Ultra", "users"]),
+})
 node = power.node("H100 SXM")
 facility = power.pue()
-glue("node_kw", node["server_W"] / 1000)
-glue("node_gpu_kw", node["gpus"] * node["gpu_W"] / 1000)
-glue("node_per_gpu", node["power_W"])
-glue("node_typ_lo", node["typical_W"][0] * node["gpus"] / 1000)
-glue("node_typ_hi", node["typical_W"][1] * node["gpus"] / 1000)
-glue("pue", facility["pue"])
-glue("pue_period", facility["period"])
+glue_all({
+    "node_kw": node["server_W"] / 1000,
+    "node_gpu_kw": node["gpus"] * node["gpu_W"] / 1000,
+    "node_per_gpu": node["power_W"],
+    "node_typ_lo": node["typical_W"][0] * node["gpus"] / 1000,
+    "node_typ_hi": node["typical_W"][1] * node["gpus"] / 1000,
+    "pue": facility["pue"],
+    "pue_period": facility["period"],
+})
 uptime_own = power.pue(year=int(facility["period"]) - 1)
-glue("pue_own", uptime_own["pue"])
-glue("pue_own_period", uptime_own["period"])
-glue("pue_lo", power.pue_range()[0])
-glue("b200_node_kw", power.node("B200")["server_W"] / 1000)
+glue_all({
+    "pue_own": uptime_own["pue"],
+    "pue_own_period": uptime_own["period"],
+    "pue_lo": power.pue_range()[0],
+    "b200_node_kw": power.node("B200")["server_W"] / 1000,
+})
 
 # %% [markdown]
 # {glue:md}`live_price_age`
@@ -497,19 +539,25 @@ glue("b200_node_kw", power.node("B200")["server_W"] / 1000)
 # bound, as a desk machine's peak draw is. The cache is kept in 16 bits everywhere, as in
 # chapter 8.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 sources = service.sources()
-glue("read_wpm", sources["silent_reading_rate"]["value"])
-glue("words_per_token", sources["words_per_token"]["value"])
+glue_all({
+    "read_wpm": sources["silent_reading_rate"]["value"],
+    "words_per_token": sources["words_per_token"]["value"],
+})
 mlperf = tables.row("mlperf_datasets", "benchmark_model", "llama2-70b-99")
-glue("mlperf_tpot_ms", float(mlperf["tpot_limit_server_ms"]))
-glue("mlperf_ttft_s", float(mlperf["ttft_limit_server_ms"]) / 1000)
-glue("mlperf_speed", 1000 / float(mlperf["tpot_limit_server_ms"]))
+glue_all({
+    "mlperf_tpot_ms": float(mlperf["tpot_limit_server_ms"]),
+    "mlperf_ttft_s": float(mlperf["ttft_limit_server_ms"]) / 1000,
+    "mlperf_speed": 1000 / float(mlperf["tpot_limit_server_ms"]),
+})
 spark_most = om.loc["DGX Spark"]
-glue("spark_most_users", int(spark_most["users"]))
-glue("spark_most_speed", spark_most["per_user_tokens_per_s"])
-glue("spark_most_first", spark_most["first_token_s"])
-glue("spark_most_usd", spark_most["usd_per_mtok"])
+glue_all({
+    "spark_most_users": int(spark_most["users"]),
+    "spark_most_speed": spark_most["per_user_tokens_per_s"],
+    "spark_most_first": spark_most["first_token_s"],
+    "spark_most_usd": spark_most["usd_per_mtok"],
+})
 
 # %% [markdown]
 # (sec-cost-service-level)=
@@ -573,17 +621,21 @@ tables.styled(chapter.cost_display(served), "table-cost-service-level", chapter.
 # 70B model at 8 bits slower than a reader, or its slower arithmetic keeps the first token
 # waiting.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 m3_one = o1.loc["M3 Ultra"]
-glue("m3_1_speed", m3_one["per_user_tokens_per_s"])
-glue("m3_1_rate", m3_one["tokens_per_s"])
-glue("m3_1_first", m3_one["first_token_s"])
-glue("m3_1_reply", m3_one["latency_s"])
-glue("j1_spark", o1.loc["DGX Spark", "joules_per_token"])
-glue("j1_h100", o1.loc["H100 SXM (rented)", "joules_per_token"])
+glue_all({
+    "m3_1_speed": m3_one["per_user_tokens_per_s"],
+    "m3_1_rate": m3_one["tokens_per_s"],
+    "m3_1_first": m3_one["first_token_s"],
+    "m3_1_reply": m3_one["latency_s"],
+    "j1_spark": o1.loc["DGX Spark", "joules_per_token"],
+    "j1_h100": o1.loc["H100 SXM (rented)", "joules_per_token"],
+})
 too_small = one[~one["fits"]]["option"].tolist()
-glue("too_small", chapter.join(too_small, article=""))
-glue("api_providers", api_head["quotes"])
+glue_all({
+    "too_small": chapter.join(too_small, article=""),
+    "api_providers": api_head["quotes"],
+})
 
 # %% [markdown]
 # (sec-cost-one-user)=
@@ -618,16 +670,18 @@ tables.styled(chapter.cost_display(one), "table-cost-one-user", chapter.COST_COL
 # {glue:text}`j1_h100:.0f` joules, its server's share and the data center's overhead
 # counted.
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 curves = costs.compare.trade_curves(w, usage)
 speed = 20.0
 at_speed = costs.compare.cheapest_at_speed(curves, speed)
-glue("speed", speed)
-glue("at_speed_option", f"rented {at_speed['option'].removesuffix(' (rented)')} engine "
+glue_all({
+    "speed": speed,
+    "at_speed_option": f"rented {at_speed['option'].removesuffix(' (rented)')} engine "
                         f"({count(int(at_speed['n_chips']), 'GPU')})"
-     if at_speed["kind"] == "rented" else at_speed["option"])
-glue("at_speed_cost", at_speed["usd_per_mtok"])
-glue("at_speed_users", int(at_speed["users"]))
+     if at_speed["kind"] == "rented" else at_speed["option"],
+    "at_speed_cost": at_speed["usd_per_mtok"],
+    "at_speed_users": int(at_speed["users"]),
+})
 desk = curves[curves["kind"] == "owned"]
 fastest = desk.loc[desk["per_user_tokens_per_s"].idxmax()]
 fast = desk[desk["per_user_tokens_per_s"] >= speed]["option"].unique()
@@ -683,24 +737,28 @@ napkin.Figure(
 # {glue:text}`hours:.0f` hours a day (equation {eq}`eq-cost-committed`). One user, then as
 # many as each machine serves at the service level:
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 b1, bl = be_one.set_index("option"), be_lvl.set_index("option")
-glue("be1_rent_pro", b1.loc["RTX PRO 6000 Blackwell", "hours_to_beat_renting"])
-glue("be1_rent_spark", b1.loc["DGX Spark", "hours_to_beat_renting"])
-glue("be1_rent_ref", be_one["rented_reference"].iloc[0].removesuffix(" (rented)"))
-glue("be1_commit_ref", be_one["committed_reference"].iloc[0].split(" (")[0])
-glue("be1_commit_usd", be_one["committed_usd_per_mtok"].iloc[0])
+glue_all({
+    "be1_rent_pro": b1.loc["RTX PRO 6000 Blackwell", "hours_to_beat_renting"],
+    "be1_rent_spark": b1.loc["DGX Spark", "hours_to_beat_renting"],
+    "be1_rent_ref": be_one["rented_reference"].iloc[0].removesuffix(" (rented)"),
+    "be1_commit_ref": be_one["committed_reference"].iloc[0].split(" (")[0],
+    "be1_commit_usd": be_one["committed_usd_per_mtok"].iloc[0],
+})
 cheaper_commit = be_one[be_one["cheaper_than_committed"]]["option"].tolist()
 glue_markdown("be1_below_commit", (
     "every bought machine that holds the model makes a single stream's token for less"
     if len(cheaper_commit) == len(be_one) else
     f"{chapter.join(cheaper_commit)} make a single stream's token for less"))
 pro_lvl = bl.loc["RTX PRO 6000 Blackwell"]
-glue("bel_api_pro", pro_lvl["hours_to_beat_api"])
-glue("bel_pro_usd", pro_lvl["usd_per_mtok"])
-glue("bel_rent_ref", be_lvl["rented_reference"].iloc[0].removesuffix(" (rented)"))
-glue("bel_rent_usd", be_lvl["rented_usd_per_mtok"].iloc[0])
-glue("bel_commit_usd", be_lvl["committed_usd_per_mtok"].iloc[0])
+glue_all({
+    "bel_api_pro": pro_lvl["hours_to_beat_api"],
+    "bel_pro_usd": pro_lvl["usd_per_mtok"],
+    "bel_rent_ref": be_lvl["rented_reference"].iloc[0].removesuffix(" (rented)"),
+    "bel_rent_usd": be_lvl["rented_usd_per_mtok"].iloc[0],
+    "bel_commit_usd": be_lvl["committed_usd_per_mtok"].iloc[0],
+})
 assert (be_one["hours_to_beat_api"] == float("inf")).all()
 assert pro_lvl["hours_to_beat_renting"] == float("inf") and not pro_lvl["cheaper_than_committed"]
 assert pro_lvl["hours_to_beat_api"] < float("inf")
@@ -729,40 +787,48 @@ tables.styled(chapter.breakeven_display(be_one, be_lvl), "table-cost-breakeven",
 # rented on demand at the same level ({glue:text}`bel_rent_usd:.2f`), and not an H100
 # engine on a one-year contract either ({glue:text}`bel_commit_usd:.2f`).
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 check = energy.check()
 summary = energy.error_summary(check).set_index("group")
-glue("n_scored", len(check))
-glue("n_excluded", int((energy.measurements()["excluded"] != "").sum()))
-glue("err_all", summary.loc["all", "median_abs"])
-glue("err_all_p90", summary.loc["all", "p90_abs"])
-glue("err_dense", summary.loc["dense", "median_abs"])
-glue("err_l70", summary.loc["70B dense", "median_abs"])
-glue("draw_dense", summary.loc["dense", "draw_over_rating"])
-glue("errp_dense", summary.loc["dense", "measured_power_median_abs"])
-glue("bias_moe", summary.loc["mixture of experts", "bias"])
+glue_all({
+    "n_scored": len(check),
+    "n_excluded": int((energy.measurements()["excluded"] != "").sum()),
+    "err_all": summary.loc["all", "median_abs"],
+    "err_all_p90": summary.loc["all", "p90_abs"],
+    "err_dense": summary.loc["dense", "median_abs"],
+    "err_l70": summary.loc["70B dense", "median_abs"],
+    "draw_dense": summary.loc["dense", "draw_over_rating"],
+    "errp_dense": summary.loc["dense", "measured_power_median_abs"],
+    "bias_moe": summary.loc["mixture of experts", "bias"],
+})
 small = check[(check["model"] == "Llama-3.3-70B") & (check["engine"] == "4 x H100")]
 small = small.sort_values("mean_batch").iloc[0]
-glue("small_batch", small["mean_batch"])
-glue("small_gpus", int(small["n_gpus"]))
-glue("cap_lo", int(check["max_batch"].min()))
-glue("cap_hi", int(check["max_batch"].max()))
-glue("small_draw", small["draw_over_rating"])
-glue("small_err", small["error"])
-glue("small_power_factor", 1 / small["draw_over_rating"])
-glue("small_time_factor", small["model_step_s"] / small["measured_step_s"])
-glue("small_model_ms", 1e3 * small["model_step_s"])
-glue("small_meas_ms", 1e3 * small["measured_step_s"])
+glue_all({
+    "small_batch": small["mean_batch"],
+    "small_gpus": int(small["n_gpus"]),
+    "cap_lo": int(check["max_batch"].min()),
+    "cap_hi": int(check["max_batch"].max()),
+    "small_draw": small["draw_over_rating"],
+    "small_err": small["error"],
+    "small_power_factor": 1 / small["draw_over_rating"],
+    "small_time_factor": small["model_step_s"] / small["measured_step_s"],
+    "small_model_ms": 1e3 * small["model_step_s"],
+    "small_meas_ms": 1e3 * small["measured_step_s"],
+})
 MOE_BIG = 512
 moe_big = check[(check["kind"] != "dense") & (check["mean_batch"] >= MOE_BIG)]
-glue("moe_big_batch", MOE_BIG)
-glue("moe_big_step", -moe_big["step_error"].median())
-glue("moe_big_meas", -moe_big["error_measured_power"].median())
+glue_all({
+    "moe_big_batch": MOE_BIG,
+    "moe_big_step": -moe_big["step_error"].median(),
+    "moe_big_meas": -moe_big["error_measured_power"].median(),
+})
 # what the cost tables charge a rented H100 instead of its rating
 rented_h100 = power.rented_draw("H100 SXM")
-glue("rented_h100_w", rented_h100["power_W"])
-glue("rented_h100_x", rented_h100["power_W"] / power.rating("H100 SXM")["power_W"])
-glue("moe_big_err", moe_big["error"].median())
+glue_all({
+    "rented_h100_w": rented_h100["power_W"],
+    "rented_h100_x": rented_h100["power_W"] / power.rating("H100 SXM")["power_W"],
+    "moe_big_err": moe_big["error"].median(),
+})
 # the prose's signs: a short step, too little energy at the measured power, too much at
 # the rating, for the large batches and for the median run of a mixture of experts
 assert moe_big["step_error"].median() < 0 and moe_big["error_measured_power"].median() < 0
@@ -872,19 +938,21 @@ tables.styled(chapter.error_display(summary.reset_index()), "table-cost-energy-e
 # price alone, not the blended price the rest of the chapter uses: a provider is also paid
 # for the input tokens, so this is the harder test).
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 quote_span = prices.span_text([d for c in runs["chip"].unique()
                                for d in prices.rental_quotes(c)["day"]])
 out_api = {"median": float(out_price.median()), "low": float(out_price.min()),
            "high": float(out_price.max()),
            "providers": ", ".join(prices.api_quotes("Llama-3.3-70B")["provider"])}
 first = runs.sort_values("mean_batch").groupby("engine").first()
-glue("h100_b8", first.loc["4 x H100", "usd_per_mtok"])
-glue("dense_up_to", page.DENSE_UP_TO)
-glue("n_h100_engine", int(first.loc["4 x H100", "n_gpus"]))
-glue("n_b200_engine", int(first.loc["2 x B200", "n_gpus"]))
-glue("b200_b8", first.loc["2 x B200", "usd_per_mtok"])
-glue("min_batch", first["mean_batch"].min())
+glue_all({
+    "h100_b8": first.loc["4 x H100", "usd_per_mtok"],
+    "dense_up_to": page.DENSE_UP_TO,
+    "n_h100_engine": int(first.loc["4 x H100", "n_gpus"]),
+    "n_b200_engine": int(first.loc["2 x B200", "n_gpus"]),
+    "b200_b8": first.loc["2 x B200", "usd_per_mtok"],
+    "min_batch": first["mean_batch"].min(),
+})
 amortised = errata.erratum("per_token_prices_amortised")
 stream = errata.erratum("one_local_stream_not_cheap")
 assert amortised.conclusion_holds and stream.conclusion_holds

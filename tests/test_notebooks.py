@@ -48,12 +48,40 @@ CHAPTERS = [p for p in SOURCES if p.parent.name == "notebooks"]
 BOX = "```{admonition} In one minute"
 
 
+#: Tags that keep a cell's code from the reader (``hide-input`` only folds it).
+REMOVED = {"remove-cell", "remove-input"}
+
+
+def _code_lines(cell) -> int:
+    return sum(1 for line in cell.source.splitlines()
+               if line.strip() and not line.strip().startswith("#"))
+
+
+@pytest.mark.parametrize("py", CHAPTERS, ids=lambda p: p.stem)
+def test_a_chapter_shows_the_code_that_makes_its_numbers(py):
+    """A reader sees (in view or folded under "Show code") the cells that compute what the
+    prose states: no cell that glues a value or a sentence is removed from the page, and at
+    least half of the chapter's code lines can be read beside the prose."""
+    cells = [c for c in jupytext.read(py).cells if c.cell_type == "code"]
+    hidden = [c for c in cells if REMOVED & set(c.metadata.get("tags", []))]
+    glued = [c.source.splitlines()[0] for c in hidden if "glue" in c.source]
+    assert not glued, f"{py.name} removes cells that compute its prose's numbers: {glued}; " \
+                      "tag them hide-input (folded) instead"
+    shown = sum(map(_code_lines, cells)) - sum(map(_code_lines, hidden))
+    assert shown >= sum(map(_code_lines, cells)) / 2, \
+        f"{py.name} shows {shown} of {sum(map(_code_lines, cells))} code lines"
+
+
 @pytest.mark.parametrize("py", CHAPTERS, ids=lambda p: p.stem)
 def test_every_chapter_opens_with_its_in_one_minute_box(py):
     """The first words after a chapter's title are its "In one minute" box (a merge once
-    dropped chapter 2's, and no test noticed). Code cells may come first: they show nothing."""
-    prose = [line for c in jupytext.read(py).cells if c.cell_type == "markdown"
+    dropped chapter 2's, and no test noticed), before any code cell, folded or not."""
+    cells = jupytext.read(py).cells
+    prose = [line for c in cells if c.cell_type == "markdown"
              for line in c.source.splitlines() if line.strip()]
+    box = next((i for i, c in enumerate(cells) if BOX in c.source), len(cells))
+    assert all(c.cell_type == "markdown" for c in cells[:box]), \
+        f"{py.name} has code before its box: a reader would meet a 'Show code' button first"
     assert prose and prose[0].startswith("# "), f"{py.name} does not open with its title"
     assert len(prose) > 1 and prose[1].strip() == BOX, (
         f"{py.name}: the title is followed by {prose[1][:60]!r}, not its \"In one minute\" "
