@@ -30,7 +30,10 @@
 #   ({glue:text}`lvl_best_low:.2f`
 #   to {glue:text}`lvl_best_high:.2f` within the calibrated model's 90th-percentile factor
 #   for MLPerf's Server scenario), against a median blended API price (output plus input
-#   tokens) of {glue:text}`api_mid:.2f` ([the table](#sec-cost-service)).
+#   tokens) of {glue:text}`api_mid:.2f` ([the table](#sec-cost-service)). An MI300X, priced
+#   beside the table on thinner quotes and with the wider band of a pair the model has not
+#   seen, would cost {glue:text}`mi_usd:.2f` ({glue:text}`mi_low:.2f` to
+#   {glue:text}`mi_high:.2f`).
 # - Of the desk machines, {glue:md}`lvl_desk_ok` (bought and used {glue:text}`hours:.0f` h
 #   a day for {glue:text}`life:.0f` years; a graphics card whose host computer is not
 #   priced); the others miss the level ([why](#sec-cost-service)).
@@ -153,6 +156,16 @@ glue_markdown("lvl_desk_miss", "; ".join(
     + (" (too late)" if o1.loc[o, "first_token_s"] > level.first_token_s else "")
     for o in desk_miss))
 n_below = int((lvl_ok["usd_per_mtok"] < api_head["median"]).sum())
+# a graphics card is priced without its host computer: what a host may cost before the card
+# no longer beats the API's median (the host's own electricity aside)
+card = desk_ok.iloc[0]
+assert card["usd_per_mtok"] < api_head["median"]  # "it stays below that median only while"
+host_room = costs.breakeven_price_usd(card["tokens_per_s"], card["power_W"],
+                                      api_head["median"], usage) - card["price_usd"]
+glue_all({
+    "card_name": card["option"],
+    "card_host_room": host_room,
+})
 glue("n_lvl_ways", len(lvl_ok))
 glue_markdown("n_lvl_below_api", "all of them" if n_below == len(lvl_ok) else f"{n_below}")
 glue_markdown("lvl_list", chapter.priced_list(served, reply=True))
@@ -223,11 +236,14 @@ glue_all({
     "fast_bits": fast_bits,
 })
 runs = chapter.measured_serving()
-be_batch = runs[runs["usd_per_mtok"] <= float(out_price.median())].groupby("engine")[
-    "mean_batch"].min()
+crossing = chapter.price_crossing(runs, float(out_price.median()))
 glue_all({
-    "be_h100": be_batch["4 x H100"],
-    "be_b200": be_batch["2 x B200"],
+    "be_h100": crossing.loc["4 x H100", "batch"],
+    "be_b200": crossing.loc["2 x B200", "batch"],
+    "be_h100_above": crossing.loc["4 x H100", "above"],
+    "be_h100_below": crossing.loc["4 x H100", "below"],
+    "be_b200_above": crossing.loc["2 x B200", "above"],
+    "be_b200_below": crossing.loc["2 x B200", "below"],
 })
 
 # %% tags=["hide-input"]
@@ -351,7 +367,10 @@ glue_markdown("live_price_age", "; ".join(
     for r in live_age.itertuples()) + f" (built {dt.date.today().isoformat()}).")
 
 # %% tags=["hide-input"]
-bands = {s: error_band(s, costs.throughput.BAND_CASE) for s in ("static", "server", "offline")}
+# the table's rented chips were all seen by the fit with this model (the MI300X, beside it,
+# was not): their rows carry the "seen" bands
+(case,) = {costs.throughput.band_case(c, w.model) for c in costs.throughput.RENTED}
+bands = {s: error_band(s, case) for s in ("static", "server", "offline")}
 for s, b in bands.items():
     glue(f"band_{s}_median", b["median"])
     glue(f"band_{s}_p90", b["p90"])
@@ -608,7 +627,10 @@ tables.styled(chapter.cost_display(served), "table-cost-service-level", chapter.
 # Within the service level, {glue:text}`n_lvl_ways:d` ways serve the model, and
 # {glue:md}`n_lvl_below_api` make a token for less than the API's median
 # blended price ({glue:text}`api_mid:.2f` dollars per million output tokens; its providers
-# run from {glue:text}`api_low:.2f` to {glue:text}`api_high:.2f`). The cheapest is
+# run from {glue:text}`api_low:.2f` to {glue:text}`api_high:.2f`). The
+# {glue:text}`card_name` among them is priced as a graphics card alone: it stays below that
+# median only while the computer it sits in costs less than {glue:text}`card_host_room:,.0f`
+# dollars, before that computer's own electricity. The cheapest is
 # {glue:text}`lvl_best_way`, at {glue:text}`lvl_best_usd:.2f` dollars for
 # {glue:text}`lvl_best_users:d` users, the slowest of whom has a whole reply in
 # {glue:text}`lvl_best_reply:.0f` s; its range is the calibrated model's 90th-percentile
@@ -620,6 +642,53 @@ tables.styled(chapter.cost_display(served), "table-cost-service-level", chapter.
 # stream above reading speed; a desk machine's slower memory makes even one stream of a
 # 70B model at 8 bits slower than a reader, or its slower arithmetic keeps the first token
 # waiting.
+
+# %% tags=["hide-input"]
+# The MI300X, priced beside the table: too few quotes for it, and a pair the fit never saw
+mi = costs.rented("MI300X", w, level)
+mi_usd = costs.cost_table(w, level, usage, desk=(), rented_chips=("MI300X",),
+                          include_api=False).iloc[0]
+mi_quote = prices.rental_price("MI300X")
+assert (prices.rental_quotes("MI300X")["confidence"] == "low").all()  # "rated low" below
+mi_overlap = mi_usd["usd_per_mtok_high"] >= best["usd_per_mtok_low"]
+assert mi.n_chips == 1  # the prose below: "one chip holds the weights and ... caches"
+glue_all({
+    "mi_quotes": mi_quote["quotes"],
+    "mi_q_low": mi_quote["low"],
+    "mi_q_high": mi_quote["high"],
+    "mi_q_min": min(prices.rental_price(c)["quotes"] for c in costs.throughput.RENTED),
+    "mi_usd": mi_usd["usd_per_mtok"],
+    "mi_low": mi_usd["usd_per_mtok_low"],
+    "mi_high": mi_usd["usd_per_mtok_high"],
+    "mi_users": int(mi.users),
+    "mi_chips": mi.n_chips,
+    "mi_speed": mi.per_user_tokens_per_s,
+    "mi_p90": mi.band_p90,
+    "mi_seen_p90": best["band_p90"],
+    "mi_vs_best": best["usd_per_mtok"] / mi_usd["usd_per_mtok"],
+})
+glue_markdown("mi_verdict", (
+    f"the two ranges overlap ({mi_usd['usd_per_mtok_high']:.2f} at the MI300X's dear end, "
+    f"{best['usd_per_mtok_low']:.2f} at the {chapter.way_name(best)}'s cheap end), so the "
+    "order is not settled by this model" if mi_overlap else
+    f"the ranges do not overlap ({mi_usd['usd_per_mtok_high']:.2f} at the MI300X's dear end "
+    f"against {best['usd_per_mtok_low']:.2f} at the {chapter.way_name(best)}'s cheap end), so "
+    "the order survives the model's error at both ends"))
+
+# %% [markdown]
+# One chip the data price is not in the table: AMD's MI300X, rented at
+# {glue:text}`mi_q_low:.2f` to {glue:text}`mi_q_high:.2f` dollars per GPU-hour in
+# only {glue:text}`mi_quotes:d` providers' latest quotes, from secondary pages the data rate
+# low in confidence, where every chip in the table has at least {glue:text}`mi_q_min:d`. The calibrated model was never
+# fitted on an MI300X serving this model, so its rate carries the wider band of a chip and
+# model the fit has not seen (x{glue:text}`mi_p90:.2f` at the 90th percentile, against
+# x{glue:text}`mi_seen_p90:.2f` for the table's rented rows). With those caveats, at the same
+# service level {glue:text}`mi_chips:d` MI300X would serve {glue:text}`mi_users:d` users at
+# {glue:text}`mi_speed:.1f` tokens a second each for {glue:text}`mi_usd:.2f` dollars per
+# million output tokens ({glue:text}`mi_low:.2f` to {glue:text}`mi_high:.2f`), a price
+# {glue:text}`mi_vs_best:.1f` times below the table's cheapest way; but
+# {glue:md}`mi_verdict`. One chip holds the weights and all those users' caches, so one
+# GPU-hour's price buys the whole engine; chapter 12 prices pools of it on the same quotes.
 
 # %% tags=["hide-input"]
 m3_one = o1.loc["M3 Ultra"]
@@ -982,10 +1051,12 @@ napkin.Figure(
 # dollars on {glue:text}`n_h100_engine:d` rented H100 GPUs and {glue:text}`b200_b8:.2f` on
 # {glue:text}`n_b200_engine:d` B200 GPUs, many times the
 # APIs' median output price of {glue:text}`out_median:.2f` (the output price alone; the
-# blended price of the chapter's request is {glue:text}`api_mid:.2f`). The cost reaches that price at
-# a batch of about {glue:text}`be_b200:.0f` sequences on the B200 GPUs and
-# {glue:text}`be_h100:.0f` on the H100 GPUs: hundreds of users per read of the weights, as the
-# essay says. The errata page records both of the essay's money claims:
+# blended price of the chapter's request is {glue:text}`api_mid:.2f`). The cost reaches that
+# price at a batch of about {glue:text}`be_b200:.0f` sequences on the B200 GPUs and
+# {glue:text}`be_h100:.0f` on the H100 GPUs (read between the measured batches either side,
+# {glue:text}`be_b200_above:.0f` and {glue:text}`be_b200_below:.0f`, and
+# {glue:text}`be_h100_above:.0f` and {glue:text}`be_h100_below:.0f`, along a straight line
+# in log-log): hundreds of users per read of the weights, as the essay says. The errata page records both of the essay's money claims:
 #
 # - {glue:md}`erratum_amortised`
 # - {glue:md}`erratum_stream`

@@ -59,6 +59,16 @@ def test_breakeven_by_hand():
     assert model.breakeven_hours_per_day(3650.0, 0.01, 36.0, 100.0, u) == math.inf
 
 
+def test_breakeven_price_by_hand():
+    # 8 h a day for a year is 365 * 8 * 3,600 s, each saving 1e-3 - 1e-6 dollar (above)
+    u = costs.Usage(hours_per_day=8, life_years=1, usd_per_kWh=0.1)
+    top = model.breakeven_price_usd(10.0, 36.0, 100.0, u)
+    assert top == pytest.approx(365 * 8 * 3600 * (1e-3 - 1e-6))
+    # a machine at that price makes tokens at exactly the reference's price
+    assert model.owned_usd_per_mtok(top, 10.0, 36.0, u) == pytest.approx(100.0)
+    assert model.breakeven_price_usd(10.0, 36.0, 0.05, u) == 0.0  # electricity alone dearer
+
+
 def test_formulas_evaluate_on_arrays_and_write_the_same_expression_for_the_page():
     rates = np.array([10.0, 20.0])
     got = model.evaluate("rented_usd_per_mtok", usd_per_hour=3.6, tokens_per_s=rates)
@@ -190,7 +200,7 @@ def test_a_rented_and_an_owned_row_follow_the_formulas():
     assert h["usd_per_mtok_low"] < h["usd_per_mtok"] < h["usd_per_mtok_high"]
     # one user is a static batch of one: its band is that scenario's cross-validated
     # 90th-percentile factor, cost / f to cost x f
-    f = throughput.band(throughput.band_scenario(1))["p90"]
+    f = throughput.band(throughput.band_scenario(1), "seen")["p90"]
     assert throughput.band_scenario(1) == "static" and throughput.band_scenario(8) == "offline"
     assert h["usd_per_mtok_low"] == pytest.approx(h["usd_per_mtok"] / f)
     assert h["usd_per_mtok_high"] == pytest.approx(h["usd_per_mtok"] * f)
@@ -289,7 +299,7 @@ def test_a_rented_engine_at_the_level_meets_it_and_carries_the_server_band():
     r = costs.rented("H100 SXM", W70, LEVEL)
     assert r.fits and LEVEL.met(r.per_user_tokens_per_s, r.first_token_s)
     assert r.band.startswith("server") and throughput.band_scenario(LEVEL) == "server"
-    f = throughput.band("server")
+    f = throughput.band("server", "seen")
     assert (r.band_median, r.band_p90) == (f["median"], f["p90"])
     assert r.tokens_per_s_low == pytest.approx(r.tokens_per_s / f["p90"])
     assert costs.rented("H100 SXM", W70, 1).band.startswith("static")
@@ -298,6 +308,19 @@ def test_a_rented_engine_at_the_level_meets_it_and_carries_the_server_band():
     shown = chapter.cost_display(t).set_index("option")
     assert f"x{f['p90']:.2f} p90" in shown.loc["H100 SXM (rented)", "band"]
     assert f"x{f['median']:.2f} median" in shown.loc["H100 SXM (rented)", "band"]
+
+
+def test_a_rented_chip_the_fit_never_saw_with_the_model_carries_the_new_pairs_band():
+    """The MI300X can be rented (chapter 11 prices it beside its table), but the calibrated
+    model was never fitted on it with Llama 3.3 70B: its rate carries the wider band of a new
+    pair."""
+    assert throughput.band_case("MI300X", W70.model) == "new"
+    assert throughput.band_case("H100 SXM", W70.model) == "seen"
+    r = costs.rented("MI300X", W70, LEVEL)
+    new, seen = throughput.band("server", "new"), throughput.band("server", "seen")
+    assert r.band == "server, new chips and models" and r.band_p90 == new["p90"]
+    assert new["p90"] > seen["p90"]
+    assert r.tokens_per_s_low == pytest.approx(r.tokens_per_s / new["p90"])
     with pytest.raises(ValueError, match="users"):
         costs.owned("DGX Spark", W70, "fast")
 
@@ -521,3 +544,16 @@ def test_page_rows_hold_each_ways_candidates_and_never_a_dominated_one(page_rows
     assert np.allclose(back["n_chips"].clip(lower=1) * back["usd_per_gpu_hour"],
                        r["usd_per_hour"].to_numpy())
     assert np.allclose(back["tokens_per_s"], r["tokens_per_s"], rtol=1e-10)
+
+
+def test_the_price_crossing_is_read_between_the_measured_batches():
+    """Cost per token halving per doubling of the batch is a straight line in log-log: the
+    crossing of a price between two measured batches is exact on it."""
+    runs = pd.DataFrame({"engine": ["a"] * 3 + ["b"] * 2 + ["c"] * 2,
+                         "mean_batch": [8.0, 16.0, 32.0, 8.0, 16.0, 8.0, 16.0],
+                         "usd_per_mtok": [4.0, 2.0, 1.0, 9.0, 8.0, 0.5, 0.25]})
+    got = chapter.price_crossing(runs, 1.5)
+    assert got.loc["a", "batch"] == pytest.approx(16 * 2 ** (math.log2(2 / 1.5)))
+    assert (got.loc["a", "above"], got.loc["a", "below"]) == (16.0, 32.0)
+    assert math.isnan(got.loc["b", "batch"])   # never that cheap
+    assert math.isnan(got.loc["c", "batch"])   # always cheaper: no crossing was measured

@@ -25,11 +25,13 @@ answer lengths, users at once).
 
 from . import chapter, compare, energy, model, page, power, prices, service, throughput
 from .compare import API, breakeven_table, cost_column, cost_table
-from .model import DEFAULT_HOURS_PER_DAY, DEFAULT_LIFE_YEARS, FORMULAS, Usage
+from .model import (DEFAULT_HOURS_PER_DAY, DEFAULT_LIFE_YEARS, FORMULAS, Usage,
+                    breakeven_price_usd)
 from .service import ServiceLevel
 from .throughput import DESK, RENTED, Serving, committed, desk_format, owned, rented
 
 __all__ = ["chapter", "compare", "energy", "model", "page", "power", "prices", "service",
            "throughput", "API", "breakeven_table", "cost_column", "cost_table",
-           "DEFAULT_HOURS_PER_DAY", "DEFAULT_LIFE_YEARS", "FORMULAS", "Usage", "ServiceLevel",
-           "DESK", "RENTED", "Serving", "committed", "desk_format", "owned", "rented"]
+           "DEFAULT_HOURS_PER_DAY", "DEFAULT_LIFE_YEARS", "FORMULAS", "Usage",
+           "breakeven_price_usd", "ServiceLevel", "DESK", "RENTED", "Serving", "committed",
+           "desk_format", "owned", "rented"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from ..buying import fmt_range
@@ -14,7 +15,7 @@ from .throughput import RENTED
 
 __all__ = ["api_display", "API_MODELS", "band_text", "breakeven_display", "COST_COLUMNS",
            "cost_display", "error_display", "HEADLINE", "headline", "join", "list_price_display",
-           "measured_serving", "priced_list", "rental_display", "way_name"]
+           "measured_serving", "price_crossing", "priced_list", "rental_display", "way_name"]
 
 #: The workload the chapter's text follows (the calculator offers the others).
 HEADLINE = "Llama 3.3 70B, 8-bit, chat"
@@ -211,6 +212,25 @@ def measured_serving(model: str = "Llama-3.3-70B", chips=("H100 SXM", "B200")) -
         parts.append(runs.assign(usd_per_gpu_hour=q["median"],
                                  engine=runs["n_gpus"].astype(str) + " x " + runs["gpu"]))
     return pd.concat(parts, ignore_index=True)
+
+
+def price_crossing(runs: pd.DataFrame, usd_per_mtok: float) -> pd.DataFrame:
+    """For each engine of :func:`measured_serving`, the mean batch at which its measured cost
+    per million tokens comes down to ``usd_per_mtok``: interpolated in log-log between the
+    two measured batches either side of it (cost per token falls about as a power of the
+    batch), with those batches; NaN for an engine never that cheap, or always."""
+    rows = []
+    for engine, g in runs.sort_values("mean_batch").groupby("engine", sort=False):
+        b, c = g["mean_batch"].to_numpy(float), g["usd_per_mtok"].to_numpy(float)
+        below = np.flatnonzero(c <= usd_per_mtok)
+        i = below[0] if len(below) else 0
+        if not len(below) or i == 0:
+            rows.append({"engine": engine, "batch": np.nan, "below": np.nan, "above": np.nan})
+            continue
+        lb, lc = np.log(b[i - 1:i + 1]), np.log(c[i - 1:i + 1])
+        at = float(np.exp(np.interp(math.log(usd_per_mtok), lc[::-1], lb[::-1])))
+        rows.append({"engine": engine, "batch": at, "below": b[i], "above": b[i - 1]})
+    return pd.DataFrame(rows).set_index("engine")
 
 
 def error_display(summary: pd.DataFrame) -> pd.DataFrame:

@@ -56,6 +56,9 @@ FORMULAS = {
     # the price over the dollars a second of use saves, net of electricity
     "breakeven_margin_usd_per_s": _MARGIN,
     "breakeven_hours_per_day": f"price_usd / (life_years * {DAYS_PER_YEAR} * 3600 * {_MARGIN})",
+    # the price at which it breaks even at the hours it is used: every second of its life
+    # times what each saves
+    "breakeven_price_usd": f"life_years * {DAYS_PER_YEAR} * hours_per_day * 3600 * {_MARGIN}",
 }
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -155,6 +158,18 @@ def joules_per_token(power_W, tokens_per_s):
     """Energy per output token: the draw over the rate (equation ``eq-energy``)."""
     _positive(power_W=power_W, tokens_per_s=tokens_per_s)
     return evaluate("joules_per_token", power_W=power_W, tokens_per_s=tokens_per_s)
+
+
+def breakeven_price_usd(tokens_per_s, power_W, ref_usd_per_mtok, usage: Usage) -> float:
+    """The most an owned machine may cost, with whatever it needs to run (a graphics card's
+    host computer), and still make tokens no dearer than ``ref_usd_per_mtok`` at ``usage``'s
+    hours and years; 0 where its electricity alone costs more per token."""
+    u = usage.resolved()
+    _positive(tokens_per_s=tokens_per_s, power_W=power_W, ref_usd_per_mtok=ref_usd_per_mtok)
+    return max(0.0, float(evaluate("breakeven_price_usd", tokens_per_s=tokens_per_s,
+                                   power_W=power_W, ref_usd_per_mtok=ref_usd_per_mtok,
+                                   life_years=u.life_years, hours_per_day=u.hours_per_day,
+                                   usd_per_kWh=u.usd_per_kWh)))
 
 
 def breakeven_hours_per_day(price_usd, tokens_per_s, power_W, ref_usd_per_mtok,

@@ -119,7 +119,8 @@ def _rented_rows(key: str, w: buying.Workload, chip: str, api: dict, exact) -> l
     if not ways:
         return []
     cal = calibrated()
-    p90 = throughput.band("server")["p90"]
+    case = throughput.band_case(chip, w.model)
+    p90 = throughput.band("server", case)["p90"]
     r = prices.rental_price(chip)
     quote = {"rented": (r["median"], f"median of {r['quotes']} providers' on-demand quotes")}
     q = prices.committed_price(chip)
@@ -149,7 +150,7 @@ def _rented_rows(key: str, w: buying.Workload, chip: str, api: dict, exact) -> l
             for s in ways:
                 price, what = quote[s.kind]
                 out.append({**_base(key, s, api), "configuration": f"{n} x {chip}",
-                            "band": f"server, {throughput.BAND_CASE} chips and models",
+                            "band": f"server, {case} chips and models",
                             "price_basis": f"{n} x {price:.2f} USD per GPU-hour, {what}",
                             "power_basis": f"{n} x {draw_basis}",
                             "usd_per_hour": n * price, "power_W": _nz(n * draw),

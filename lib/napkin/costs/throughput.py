@@ -4,8 +4,9 @@ user waits for an answer, the model's error beside it, and what that way costs t
 - **Rented datacenter GPUs**: the calibrated step model (:func:`napkin.predict`) on an engine
   of 1, 2, 4 or 8 GPUs in tensor parallel, whichever makes a token cheapest; its band is the
   cross-validated error of :func:`napkin.validation.report.error_band` for the scenario
-  closest to the row (:func:`band_scenario`) on chips and models the fit has seen (the
-  rented chips all are), the rate's range the 90th-percentile factor either way.
+  closest to the row (:func:`band_scenario`) and the case of the chip and model
+  (:func:`band_case`: one the fit has seen, or a new pair, whose band is wider), the
+  rate's range the 90th-percentile factor either way.
 - **Desk machines you own**: chapter 8's estimate (:func:`napkin.buying.estimate`: the
   roofline of one decode step of all users, discounted by the fraction of the ceiling
   published runs of the same family reach; the first token from published prefill rates),
@@ -34,22 +35,21 @@ from ..units import GiB
 from . import power, prices
 from .service import ServiceLevel
 
-__all__ = ["band", "BAND_CASE", "band_scenario", "committed", "DESK", "desk_format",
+__all__ = ["band", "band_case", "band_scenario", "committed", "DESK", "desk_format",
            "desk_tokens_per_s", "KV", "LLAMA_CPP_FORMATS", "owned", "rented", "RENTED", "Serving",
            "TP_SIZES"]
 
 #: The desk machines chapter 11 prices (chip names of ``data/hardware_specs.csv``).
 DESK = ("DGX Spark", "M3 Ultra", "Strix Halo", "RTX PRO 6000 Blackwell", "RTX 5090",
         "RTX 4090")
-#: The datacenter GPUs it rents (priced in ``data/gpu_rental_prices.csv``).
+#: The datacenter GPUs it rents (priced in ``data/gpu_rental_prices.csv``, at least three
+#: providers' on-demand quotes each). The MI300X has two, from secondary pages: chapter 11
+#: prices it beside the table, with the wider band of a pair the fit has not seen.
 RENTED = ("H100 SXM", "H200", "B200")
 #: Engine sizes tried for a rented workload.
 TP_SIZES = (1, 2, 4, 8)
 #: The KV cache format of every workload here: chapter 8's (16-bit).
 KV = buying.KV_DTYPE
-#: Which cross-validated error band a rented rate carries (:func:`band_scenario`): the case
-#: of chips and models the fit has seen.
-BAND_CASE = "seen"
 #: A serving engine's weight format -> the llama.cpp format a desk machine runs for the same
 #: number of bits: llama.cpp's 8-bit format is Q8_0 (32 weights and one 16-bit scale in 34
 #: bytes, 8.5 bits per weight), and it has no BF16 matmuls on most backends (F16 instead).
@@ -251,13 +251,21 @@ def owned(chip: str, w: buying.Workload, users=1) -> Serving:
                    price_scope=row["scope"])
 
 
-@lru_cache(maxsize=4)
-def band(scenario: str) -> dict:
-    """The calibrated model's cross-validated error band for ``scenario`` and
-    :data:`BAND_CASE` (factors: ``median``, ``p90``)."""
+def band_case(chip: str, model: str) -> str:
+    """``"seen"`` where the calibrated model was fitted on rows of ``chip`` with ``model``,
+    else ``"new"``: which cross-validated band a rented rate carries."""
+    from ..validation.report import case_of
+
+    return case_of(chip, model)
+
+
+@lru_cache(maxsize=8)
+def band(scenario: str, case: str) -> dict:
+    """The calibrated model's cross-validated error band for ``scenario`` and ``case``
+    (factors: ``median``, ``p90``)."""
     from ..validation.report import error_band
 
-    return error_band(scenario, BAND_CASE)
+    return error_band(scenario, case)
 
 
 def _predict(chip, w, n, users):
@@ -297,8 +305,8 @@ def rented(chip: str, w: buying.Workload, users=1, sizes: tuple[int, ...] = TP_S
         return Serving(option, "rented", chip, 0, False, weight_format=w.weight_format, reason=(
             f"{w.model} at {w.weight_format} for {_asked(users)}: no engine of "
             f"{', '.join(map(str, sizes))} x {chip} serves it ({why})"))
-    scenario = band_scenario(users)
-    m = band(scenario)
+    scenario, case = band_scenario(users), band_case(chip, w.model)
+    m = band(scenario, case)
     rate = best.output_tokens_per_s
     try:
         p = power.rented_draw(chip)
@@ -316,7 +324,7 @@ def rented(chip: str, w: buying.Workload, users=1, sizes: tuple[int, ...] = TP_S
                    usd_per_hour_high=n * quote["high"], power_W=n * p["power_W"],
                    power_basis=f"{n} x {p['basis']}",
                    throughput_basis="napkin.predict, calibrated",
-                   band=f"{scenario}, {BAND_CASE} chips and models",
+                   band=f"{scenario}, {case} chips and models",
                    band_median=m["median"], band_p90=m["p90"],
                    price_basis=f"{n} x median of {quote['quotes']} providers' on-demand "
                                f"quotes ({prices.span_text([quote['oldest'], quote['newest']])})")
