@@ -257,3 +257,27 @@ def test_the_frontier_data_pairs_model_curves_with_mlperf_runs():
     assert (pts["per_user_tok_per_s"] > 0).all() and (pts["per_gpu_tok_per_s"] > 0).all()
     assert set(pts["model"]) == set(v.FRONTIER_MODELS)
     assert v.benchmark_lengths("llama2-70b") == (222, 294)
+
+
+def test_a_chip_ratio_by_round_holds_the_software_of_each_round():
+    """Two rows per round, built by hand: pooled, the H200's later rounds (faster software)
+    inflate its ratio; one round at a time each ratio is the chips' own."""
+    rows = pd.DataFrame({
+        "source": "MLPerf", "scenario": "Offline", "detail": "llama2-70b-99", "duplicate": False,
+        "round": ["v4.1", "v4.1", "v5.0", "v5.0", "v5.0"],
+        "system": ["A: x", "A: y", "B: x", "B: y", "C: z"],
+        "chip": ["H100 SXM", "H200", "H100 SXM", "H200", "H200"],
+        "n_chips": [8, 8, 8, 8, 1],
+        "measured": [800.0, 960.0, 1600.0, 2000.0, 250.0],
+        "predicted": [700.0, 910.0, 1400.0, 1820.0, 227.5]})
+    pooled = v.per_gpu_ratio("H200", "H100 SXM", rows)
+    assert pooled["rows_a"] == 3 and pooled["rows_b"] == 2
+    assert pooled["measured"] == pytest.approx(250 / 150)      # medians 250 and 150 per GPU
+    by_round = v.per_gpu_ratio_by_round("H200", "H100 SXM", rows).set_index("round")
+    assert by_round.loc["v4.1", "measured"] == pytest.approx(1.2)
+    assert by_round.loc["v5.0", "measured"] == pytest.approx(1.25)
+    assert by_round.loc["v5.0", "predicted"] == pytest.approx(1.3)
+    by_submitter = v.per_gpu_ratio_by_round("H200", "H100 SXM", rows, by="submitter")
+    assert list(by_submitter["submitter"]) == ["A", "B"]      # C ran only one of the chips
+    with pytest.raises(ValueError, match="'round' or 'submitter'"):
+        v.per_gpu_ratio_by_round("H200", "H100 SXM", rows, by="vendor")

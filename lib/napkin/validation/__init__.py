@@ -36,7 +36,8 @@ from ..predict import calibration as _calibration
 from . import chapter, derive, fitting, report, rows, scoring
 from .chapter import (FRONTIER_CHIPS, FRONTIER_MODELS, PARAMETERS, benchmark_lengths,
                       decline_reasons, frontier_curves, frontier_gap, frontier_points,
-                      frontier_read, parameters_table, per_gpu_ratio, server_over_offline,
+                      frontier_read, parameters_table, per_gpu_ratio, per_gpu_ratio_by_round,
+                      server_over_offline,
                       stack_spread)
 from .fitting import (ABLATIONS, BOUNDED_KINDS, CALIBRATED, ESSAY, IMPOSSIBLE, LOSS_SCALE,
                       ONE_NUMBER, PLAIN, STRUCTURES, TRIED, Fit, Structure, fit, impossible,
@@ -67,7 +68,7 @@ __all__ = [
     "BANDS", "CASES", "ARGONNE", "ARGONNE_TRAIN_GPUS", "SERVING_METRICS", "SOURCES",
     "TP_CHOICES", "TRAIN_ROUNDS", "FRONTIER_CHIPS", "FRONTIER_MODELS", "PARAMETERS",
     "benchmark_lengths", "decline_reasons", "frontier_curves", "frontier_gap",
-    "frontier_points", "frontier_read", "parameters_table", "per_gpu_ratio",
+    "frontier_points", "frontier_read", "parameters_table", "per_gpu_ratio", "per_gpu_ratio_by_round",
     "server_over_offline", "stack_spread", "chapter", "derive", "fitting", "report", "rows",
     "scoring",
 ]

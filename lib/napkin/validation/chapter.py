@@ -19,7 +19,7 @@ from .rows import _datasets, all_cases, interpret, mlperf
 __all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_lengths", "crossval_table",
            "decline_reasons", "EARNS", "FRONTIER_CHIPS", "frontier_curves", "frontier_gap",
            "FRONTIER_MODELS", "frontier_points", "frontier_read", "held_out", "PARAMETERS",
-           "parameters_table", "PEER", "per_gpu_ratio", "regimes", "SCENARIOS",
+           "parameters_table", "PEER", "per_gpu_ratio", "per_gpu_ratio_by_round", "regimes", "SCENARIOS",
            "server_over_offline", "server_over_offline_spread", "software_band", "speculative",
            "SPECULATIVE_NOTE", "stack_spread", "stats_by", "trades", "UNTRUSTED_MEDIAN", "UNTRUSTED_P90"]
 
@@ -159,20 +159,48 @@ def server_over_offline(frame: pd.DataFrame | None = None) -> pd.DataFrame:
     return out.reset_index()
 
 
-def per_gpu_ratio(chip_a: str, chip_b: str, frame: pd.DataFrame | None = None,
-                  scenario: str = "Offline", detail: str = "llama2-70b-99") -> dict:
-    """Median MLPerf result per accelerator of ``chip_a`` over ``chip_b`` (same benchmark and
-    scenario, every round), measured and as the calibrated model predicts it."""
+def _mlperf_runs(frame: pd.DataFrame | None, scenario: str, detail: str) -> pd.DataFrame:
+    """One MLPerf benchmark's unique rows, each with its result per accelerator (measured and
+    predicted) and its submitter (the system name up to its colon)."""
     df = errors() if frame is None else frame
     m = df[(df["source"] == "MLPerf") & (df["scenario"] == scenario) &
            (df["detail"] == detail) & ~df["duplicate"]]
+    return m.assign(measured_per_chip=m["measured"] / m["n_chips"],
+                    predicted_per_chip=m["predicted"] / m["n_chips"],
+                    submitter=m["system"].str.split(":").str[0].str.strip())
 
-    def per_gpu(chip, col):
-        rows = m[m["chip"] == chip]
-        return float((rows[col] / rows["n_chips"]).median())
-    return {"measured": per_gpu(chip_a, "measured") / per_gpu(chip_b, "measured"),
-            "predicted": per_gpu(chip_a, "predicted") / per_gpu(chip_b, "predicted"),
-            "rows_a": int((m["chip"] == chip_a).sum()), "rows_b": int((m["chip"] == chip_b).sum())}
+
+def _ratio(m: pd.DataFrame, chip_a: str, chip_b: str) -> dict:
+    a, b = m[m["chip"] == chip_a], m[m["chip"] == chip_b]
+    return {"measured": float(a["measured_per_chip"].median() / b["measured_per_chip"].median()),
+            "predicted": float(a["predicted_per_chip"].median() /
+                               b["predicted_per_chip"].median()),
+            "rows_a": len(a), "rows_b": len(b)}
+
+
+def per_gpu_ratio(chip_a: str, chip_b: str, frame: pd.DataFrame | None = None,
+                  scenario: str = "Offline", detail: str = "llama2-70b-99") -> dict:
+    """Median MLPerf result per accelerator of ``chip_a`` over ``chip_b`` (same benchmark and
+    scenario, every round pooled), measured and as the calibrated model predicts it. Pooled
+    rounds confound the chips with the software of the rounds each ran in: see
+    :func:`per_gpu_ratio_by_round`."""
+    return _ratio(_mlperf_runs(frame, scenario, detail), chip_a, chip_b)
+
+
+def per_gpu_ratio_by_round(chip_a: str, chip_b: str, frame: pd.DataFrame | None = None,
+                           scenario: str = "Offline", detail: str = "llama2-70b-99",
+                           by: str = "round") -> pd.DataFrame:
+    """:func:`per_gpu_ratio` within each MLPerf round (``by="round"``), or within each
+    submitter's systems of one round (``by="submitter"``), where both chips ran: software
+    moves between rounds, so a ratio across rounds mixes the chip with the stack."""
+    m = _mlperf_runs(frame, scenario, detail)
+    keys = ["round"] if by == "round" else ["round", "submitter"]
+    if by not in ("round", "submitter"):
+        raise ValueError(f"by must be 'round' or 'submitter', got {by!r}")
+    rows = [{**dict(zip(keys, k if isinstance(k, tuple) else (k,))), **_ratio(g, chip_a, chip_b)}
+            for k, g in m.groupby(keys)
+            if (g["chip"] == chip_a).any() and (g["chip"] == chip_b).any()]
+    return pd.DataFrame(rows, columns=[*keys, "measured", "predicted", "rows_a", "rows_b"])
 
 
 def frontier_read(curves: pd.DataFrame, model: str, per_user_tok_per_s: float) -> pd.Series:
