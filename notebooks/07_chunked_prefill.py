@@ -886,7 +886,45 @@ assert slow["attainment"] < fast["attainment"]
 # {glue:text}`fast_met:.0%`); those two numbers describe a queue still growing when the run
 # ends, and a longer run would make them worse. Disaggregation needs a link sized for the
 # prompt traffic, and the longer the prompts, the bigger that link.
-#
+
+# %% tags=["hide-input"]
+# ML.ENERGY measured this very setup (chapter 11 checks its energy): its steps against the
+# calibrated steps of the same batches, and the ratio at the batch this chapter runs at
+from napkin.costs import energy
+
+mle = energy.check()
+same = mle[(mle["model"] == "Llama-3.3-70B") & (mle["chip"] == S.chip) &
+           (mle["n_gpus"] == S.gpus)].sort_values("batch")
+assert len(same) >= 3 and set(same["weights"]) == {"bfloat16"} and S.weights == "BF16"
+speedup = same["model_step_s"] / same["measured_step_s"]  # > 1: the real step is faster
+
+
+def speedup_at(batch):
+    """The measured step's speed over the calibrated one's at ``batch`` (log-interpolated)."""
+    assert same["batch"].min() <= batch <= same["batch"].max()
+    return float(np.exp(np.interp(np.log(batch), np.log(same["batch"]), np.log(speedup))))
+
+
+at_cap = speedup_at(best_cap["decodes"])
+# the per-token target counted in the measured engine's smallest-batch step instead of the
+# calibrated bare step: a full step at capacity against it
+mid_row = cap_by.loc[sv.label("chunked", mid)]
+real_over = over * speedup.iloc[0] / speedup_at(mid_row["decodes"])
+glue_all({
+    "mle_runs": len(same),
+    "mle_b_lo": int(same["batch"].iloc[0]),
+    "mle_b_hi": int(same["batch"].iloc[-1]),
+    "mle_lo_meas_ms": 1e3 * same["measured_step_s"].iloc[0],
+    "mle_lo_model_ms": 1e3 * same["model_step_s"].iloc[0],
+    "mle_hi_meas_ms": 1e3 * same["measured_step_s"].iloc[-1],
+    "mle_hi_model_ms": 1e3 * same["model_step_s"].iloc[-1],
+    "mle_over_target": real_over,
+})
+glue_markdown("mle_margin", "a miss" if real_over > 1 else "still within it")
+glue_markdown("mle_at_cap_words", f"{at_cap:.2f} times as fast as" if at_cap >= 1 else
+              f"{1 / at_cap:.2f} times as slow as")
+
+# %% [markdown]
 # ## Where this simulation stops being trustworthy
 #
 # The simulation is chapter 9's step model with a scheduler attached, and it inherits the
@@ -900,6 +938,23 @@ assert slow["attainment"] < fast["attainment"]
 #   a capacity, a latency or a margin between two setups smaller than that is not resolved.
 #   The step runs on the typical serving stack; chapter 9's software band says how far a
 #   real one can sit from it.
+# - **One measurement of this very setup disagrees with its slope.** ML.ENERGY ran vLLM
+#   with Llama 3.3 70B at 16 bits on {glue:text}`gpus:d` H100 GPUs ({glue:text}`mle_runs:d` runs,
+#   batches of {glue:text}`mle_b_lo:d` to {glue:text}`mle_b_hi:d`; chapter 11 uses them for
+#   energy). Its step at batch {glue:text}`mle_b_lo:d` took {glue:text}`mle_lo_meas_ms:.1f` ms
+#   where the calibrated step takes {glue:text}`mle_lo_model_ms:.1f`, and at batch
+#   {glue:text}`mle_b_hi:d` {glue:text}`mle_hi_meas_ms:.0f` ms against
+#   {glue:text}`mle_hi_model_ms:.0f`: the real step costs less per step and more per
+#   sequence. At the {glue:text}`cap_decodes:.0f` sequences an instance decodes at capacity
+#   the measured step is {glue:md}`mle_at_cap_words` the calibrated one (interpolated). The
+#   per-token target is counted in this model's own bare steps, so it moves with the step;
+#   first-token times and capacities are in seconds and requests per second, and on that
+#   engine both would change by about that factor (its runs hold no prompts to say how its
+#   prefill compares). The per-token target is where the slope matters: counted in the
+#   measured engine's step at batch {glue:text}`mle_b_lo:d` (the smallest it ran, standing in
+#   for a bare one) instead of the calibrated bare step, a full {glue:text}`budget_mid:d`-token
+#   step at capacity would be {glue:text}`mle_over_target:.2f` times the target rather than
+#   {glue:text}`cal_over_target:.2f`: the thin margin above would be {glue:md}`mle_margin`.
 # - **Tensor parallelism is priced, not chosen.** Each instance is one tensor-parallel
 #   group of {glue:text}`gpus:d`; DistServe's gains come partly from choosing a different parallelism for
 #   each phase, which this simulation does not try.
