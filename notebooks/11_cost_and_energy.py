@@ -92,8 +92,10 @@
 # %% tags=["hide-input"]
 import datetime as dt
 
+import pandas as pd
+
 import napkin
-from napkin import buying, catalog, costs, errata, tables
+from napkin import buying, catalog, costs, decide, errata, tables
 from napkin.costs import chapter, energy, page, power, prices, service
 from napkin.costs import figures as charts
 from napkin.prose import count, glue, glue_all, glue_markdown
@@ -646,8 +648,9 @@ tables.styled(chapter.cost_display(served), "table-cost-service-level", chapter.
 # %% tags=["hide-input"]
 # The MI300X, priced beside the table: too few quotes for it, and a pair the fit never saw
 mi = costs.rented("MI300X", w, level)
-mi_usd = costs.cost_table(w, level, usage, desk=(), rented_chips=("MI300X",),
-                          include_api=False).iloc[0]
+mi_frame = costs.cost_table(w, level, usage, desk=(), rented_chips=("MI300X",),
+                            include_api=False)
+mi_usd = mi_frame.iloc[0]
 mi_quote = prices.rental_price("MI300X")
 assert (prices.rental_quotes("MI300X")["confidence"] == "low").all()  # "rated low" below
 mi_overlap = mi_usd["usd_per_mtok_high"] >= best["usd_per_mtok_low"]
@@ -689,6 +692,31 @@ glue_markdown("mi_verdict", (
 # {glue:text}`mi_vs_best:.1f` times below the table's cheapest way; but
 # {glue:md}`mi_verdict`. One chip holds the weights and all those users' caches, so one
 # GPU-hour's price buys the whole engine; chapter 12 prices pools of it on the same quotes.
+
+# %% [markdown]
+# Read against their bands, the ways that meet the level rank as below: each against the
+# cheapest, at both ends of both ranges. Where the cheapest's dear end is above another's
+# cheap end, the model cannot tell the two apart, and the table says tie.
+
+# %% tags=["hide-input"]
+decision_ways = pd.concat([served, mi_frame], ignore_index=True)
+decision = decide.against_best(decision_ways[decision_ways["fits"]], "usd_per_mtok",
+                               "usd_per_mtok_low", "usd_per_mtok_high")
+ties = decision[decision["verdict"] == "tie"]
+apart = int((decision["verdict"] == "behind").sum())
+glue("dec_best", chapter.way_name(decision.iloc[0]))
+glue_markdown("dec_ties", f"{count(len(ties), 'way')} {'ties' if len(ties) == 1 else 'tie'} "
+              "with it inside the bands" + (" (" + chapter.join(
+                  [chapter.way_name(r) for r in ties.itertuples()], article="") + ")"
+                  if len(ties) else ""))
+glue_markdown("dec_apart", f"{count(apart, 'way')} {'is' if apart == 1 else 'are'}")
+tables.styled(chapter.decision_display(decision_ways), "table-cost-decision", {
+    "way": "Way (service level)", "usd": "USD per million output tokens",
+    "margin": "Times the cheapest", "verdict": "At the ends of the bands"})
+
+# %% [markdown]
+# At the point values the cheapest is {glue:text}`dec_best`; {glue:md}`dec_ties`, and
+# {glue:md}`dec_apart` dearer at every end of both.
 
 # %% tags=["hide-input"]
 m3_one = o1.loc["M3 Ultra"]

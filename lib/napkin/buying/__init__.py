@@ -28,7 +28,8 @@ from .estimate import RAISE_LIMIT, estimate, matmul_params, model_for, prompt_fl
 from .extrapolation import (VALIDATION_MODELS, extrapolation_check, extrapolation_summary,
                             target_runs, ttft_check_band)
 from .machine import LEFT_OUT, Machine, left_out, machine, machines
-from .ranking import (DESK, TIE, WORKSTATION_CARDS, best, bound_by, bound_sentence, fmt_range,
+from .ranking import (BANDS, DESK, TIE, WORKSTATION_CARDS, best, bound_by, bound_sentence,
+                      decision, decision_table, fmt_range,
                       hardware_and_software, machine_table, on_desk, rank, ranking_display,
                       roof_text, span, swapped_pairs)
 from .reference import (DISPUTED, REFERENCE_FORMAT, REFERENCE_MODEL, REFERENCE_TOKENS,
@@ -38,11 +39,11 @@ from .roofs import ARITHMETIC, BACKEND, VULKAN_SOURCE
 from .workload import KV_DTYPE, RANK_BY, Workload, presets
 
 __all__ = [
-    "ARITHMETIC", "BACKEND", "DESK", "DISPUTED", "FAMILY", "KV_DTYPE", "LEFT_OUT", "Machine", "OWN",
+    "ARITHMETIC", "BACKEND", "BANDS", "DESK", "DISPUTED", "FAMILY", "KV_DTYPE", "LEFT_OUT", "Machine", "OWN",
     "POOLED", "RAISE_LIMIT", "RANK_BY", "REFERENCE_FORMAT", "REFERENCE_MODEL", "TIE",
     "REFERENCE_TOKENS", "SCOREBOARD_NAMES", "VALIDATION_MODELS",
     "VULKAN_SOURCE", "WORKSTATION_CARDS", "Workload", "backend_fractions", "best", "bound_by",
-    "bound_sentence", "calculator_rows",
+    "bound_sentence", "calculator_rows", "decision", "decision_table",
     "estimate", "extrapolation_check", "extrapolation_summary",
     "fmt_range", "fraction_by_format", "fraction_quartiles",
     "h100_decode_readings", "hardware_and_software", "js_expressions", "left_out",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..decide import against_best
 from ..units import GB, TFLOPS, GiB
 from .estimate import estimate
 from .machine import Machine, machines, nan_if_empty
@@ -73,6 +74,45 @@ def rank(w: Workload, among: list[Machine] | None = None) -> pd.DataFrame:
     out["why_unranked"] = np.where(out["rank"].isna(), np.where(
         out["message"] != "", out["message"], NO_RUN), "")
     return out
+
+
+#: Each ranking's middle estimate and range, and which way is better: (middle, low end, high
+#: end, "lower" or "higher").
+BANDS = {"ttft": ("ttft_mid_s", "ttft_fast_s", "ttft_slow_s", "lower"),
+         "decode": ("decode_mid_tok_per_s", "decode_low_tok_per_s", "decode_high_tok_per_s",
+                    "higher"),
+         "concurrency": ("per_user_mid_tok_per_s", "per_user_low_tok_per_s",
+                         "per_user_high_tok_per_s", "higher")}
+
+
+def decision(w: Workload, among: list[Machine] | None = None) -> pd.DataFrame:
+    """The ranked machines for ``w``, each against the top one at both ends of their ranges
+    (:func:`napkin.decide.against_best`): ``margin`` behind the top, and ``verdict`` ``best``,
+    ``behind`` (the order holds however the estimates err within their ranges) or ``tie``
+    (the ranges overlap)."""
+    value, low, high, better = BANDS[w.rank_by]
+    ranked = rank(w, among)
+    return against_best(ranked[ranked["rank"].notna()], value, low, high, better=better)
+
+
+def decision_table(workloads: dict[str, Workload],
+                   among: list[Machine] | None = None) -> pd.DataFrame:
+    """One row per workload: the top machine with its middle estimate and range, the
+    machines whose ranges overlap its own (a tie the estimates cannot break), and the first
+    machine that is behind at every end of both ranges, with its margin."""
+    rows = []
+    for name, w in workloads.items():
+        d = decision(w, among)
+        value, low, high, _ = BANDS[w.rank_by]
+        top, ties = d.iloc[0], d[d["verdict"] == "tie"]
+        behind = d[d["verdict"] == "behind"]
+        nxt = behind.iloc[0] if len(behind) else None
+        rows.append({"workload": name, "rank_by": w.rank_by, "best": top["machine"],
+                     "value": top[value], "low": top[low], "high": top[high],
+                     "ties": tuple(ties["machine"]),
+                     "next": None if nxt is None else nxt["machine"],
+                     "next_margin": np.nan if nxt is None else float(nxt["margin"])})
+    return pd.DataFrame(rows)
 
 
 def best(w: Workload, among: list[Machine] | None = None) -> pd.Series:

@@ -15,7 +15,8 @@ from .throughput import RENTED
 
 __all__ = ["api_display", "API_MODELS", "band_text", "breakeven_display", "COST_COLUMNS",
            "cost_display", "error_display", "HEADLINE", "headline", "join", "list_price_display",
-           "measured_serving", "price_crossing", "priced_list", "rental_display", "way_name"]
+           "decision_display", "measured_serving", "price_crossing", "priced_list",
+           "rental_display", "way_name"]
 
 #: The workload the chapter's text follows (the calculator offers the others).
 HEADLINE = "Llama 3.3 70B, 8-bit, chat"
@@ -212,6 +213,26 @@ def measured_serving(model: str = "Llama-3.3-70B", chips=("H100 SXM", "B200")) -
         parts.append(runs.assign(usd_per_gpu_hour=q["median"],
                                  engine=runs["n_gpus"].astype(str) + " x " + runs["gpu"]))
     return pd.concat(parts, ignore_index=True)
+
+
+def decision_display(ways: pd.DataFrame) -> pd.DataFrame:
+    """Ways that serve a workload (rows of :func:`napkin.costs.cost_table`, the API's among
+    them), each against the cheapest at both ends of the bands (:func:`napkin.decide.
+    against_best`): its price and range, how many times the cheapest's, and whether the
+    cheapest stays cheaper at every end of the two bands (else the model cannot tell them
+    apart: a tie)."""
+    from ..decide import against_best
+
+    ranked = against_best(ways[ways["fits"]], "usd_per_mtok", "usd_per_mtok_low",
+                          "usd_per_mtok_high")
+    words = {"best": "cheapest", "behind": "dearer at every end of both bands",
+             "tie": "tie: the bands overlap"}
+    return pd.DataFrame({
+        "way": [way_name(r) for r in ranked.itertuples()],
+        "usd": [fmt_range(lo, m, hi, 2) for m, lo, hi in zip(
+            ranked["usd_per_mtok"], ranked["usd_per_mtok_low"], ranked["usd_per_mtok_high"])],
+        "margin": ranked["margin"].map("x{:.2f}".format),
+        "verdict": ranked["verdict"].map(words)})
 
 
 def price_crossing(runs: pd.DataFrame, usd_per_mtok: float) -> pd.DataFrame:
