@@ -26,14 +26,17 @@
 #   {glue:text}`apple_prefill_share:.0%` of its whole request
 #   (<a href="#fig-buy-coding-agent">the ranking</a>).
 # - For one chat stream, bandwidth decides: the {glue:text}`chat_first` leads at about
-#   {glue:text}`chat_first_tps:.0f` tokens/s; among unified-memory desk machines the {glue:text}`chat_apple`
+#   {glue:text}`chat_first_tps:.0f` tokens/s by the middle estimate, but
+#   {glue:text}`dec_chat_ties:d` other datacenter parts' ranges overlap its own, a tie
+#   (<a href="#T_table-buy-decisions">the decisions</a>); among unified-memory desk machines the {glue:text}`chat_apple`
 #   ({glue:text}`chat_apple_tps:.0f` tokens/s) finishes a short request before DGX Spark
 #   ({glue:text}`chat_apple_whole:.0f` s against {glue:text}`chat_spark_whole:.0f` s), which
 #   wins the long one (<a href="#T_table-buy-chat">the chat ranking</a>).
 # - For {glue:text}`many_users:d` users at once, memory decides first: the
 #   {glue:text}`many_first` gives each about {glue:text}`many_first_tps:.0f` tokens/s while
 #   decoding ({glue:text}`many_first_cal:.0f` on chapter 9's calibrated model, which serves
-#   their prompts in the same steps); on a desk, counting each user's prompt, the
+#   their prompts in the same steps), tied within the ranges with
+#   {glue:text}`dec_many_ties:d` other datacenter parts; on a desk, counting each user's prompt, the
 #   {glue:text}`many_req_lead` serves them fastest, about {glue:text}`many_req_lead_tps:.2f`
 #   tokens/s each over whole requests (<a href="#T_table-buy-many-users">the many-users
 #   ranking</a>).
@@ -1154,7 +1157,7 @@ tables.styled(pd.DataFrame({
              f"{units[r.rank_by][0]}" for r in decisions.itertuples()],
     "ties": [", ".join(r.ties) or "none" for r in decisions.itertuples()],
     "next": [f"{r.next} (x{r.next_margin:.2f})" if r.next else "none"
-             for r in decisions.itertuples()]}), "buy-decisions", {
+             for r in decisions.itertuples()]}), "table-buy-decisions", {
     "workload": "Workload", "best": "Ranked first (middle, range)",
     "ties": "Tied with it (ranges overlap)", "next": "First behind at every end (times)"})
 
