@@ -40,3 +40,13 @@ def test_bad_input_says_what_is_wrong():
     flipped = _ways().assign(lo=[1.5, 1.7, 0.9, None], hi=[0.6, 2.5, 1.6, None])
     with pytest.raises(ValueError, match="a band must hold its value"):
         decide.against_best(flipped, "usd", "lo", "hi")
+
+
+def test_an_estimate_against_a_reference_is_a_tie_where_its_band_straddles_it():
+    # a speedup of 1.5 within x1.3 pays at every end; 1.2 within x1.3 cannot be told from 1
+    assert decide.versus(1.5 / 1.3, 1.5 * 1.3) == "better"
+    assert decide.versus(1.2 / 1.3, 1.2 * 1.3) == "tie"
+    assert decide.versus(0.5, 0.9) == "worse"
+    assert list(decide.versus([0.5, 1.2], [0.9, 1.4], better="lower")) == ["better", "worse"]
+    with pytest.raises(ValueError, match="low end"):
+        decide.versus(2.0, 1.0)

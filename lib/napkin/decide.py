@@ -6,14 +6,16 @@ factors, chapter 8's quartiles). An order between two options is only as firm as
 are apart: where the first option's worse end is still better than the second's better end,
 the order holds at both ends of the bands; where the bands overlap, the model cannot tell
 the two apart and the page calls it a tie. :func:`against_best` reads every option against
-the best one that way.
+the best one that way; :func:`versus` reads one estimate against a fixed reference (a
+speedup against 1: does it pay?).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["against_best"]
+__all__ = ["against_best", "versus"]
 
 
 def against_best(df: pd.DataFrame, value: str, low: str, high: str, *,
@@ -49,3 +51,18 @@ def against_best(df: pd.DataFrame, value: str, low: str, high: str, *,
     holds.iloc[0] = True
     margin = ranked[value] / top[value] if lower else top[value] / ranked[value]
     return ranked.assign(margin=margin, holds=holds, verdict=verdict)
+
+
+def versus(low, high, reference: float = 1.0, *, better: str = "higher"):
+    """Where an estimate's band (``low`` to ``high``, numbers or arrays) lies against
+    ``reference``: ``"better"`` where the whole band is on the better side, ``"worse"`` where
+    it is all on the other, ``"tie"`` where the band straddles it (the model cannot tell)."""
+    if better not in ("lower", "higher"):
+        raise ValueError(f"better must be 'lower' or 'higher', got {better!r}")
+    lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    if np.any(lo > hi):
+        raise ValueError("a band's low end must not exceed its high end")
+    above, below = lo > reference, hi < reference
+    out = np.where(above, "better" if better == "higher" else "worse",
+                   np.where(below, "worse" if better == "higher" else "better", "tie"))
+    return out.item() if out.ndim == 0 else out
