@@ -276,6 +276,9 @@ glue_all({
 # %% tags=["hide-input"]
 machines = published.all_machines()
 board = tables.load("gpu_llama2_7b_q4_0")
+# the ROCm scoreboard's decode runs: none of their GPUs' bandwidth is sourced, so none is kept
+rocm = board[(board["test"] == "tg128") & (board["backend"] == "ROCm")]
+assert rocm["memory_bandwidth_GB_per_s"].isna().all()  # the prose: "none of them"
 board = board[(board["test"] == "tg128") & board["memory_bandwidth_GB_per_s"].notna()]
 fa = board["flash_attention"].astype(str)
 fam = machines.groupby("family")["fraction_of_ceiling"]
@@ -285,6 +288,8 @@ glue_all({
     "n_vulkan": int(fam.size()["GPU (Vulkan)"]),
     "n_fa_on": int((fa == "1").sum()),
     "n_fa_unknown": int((fa == "unknown").sum()),
+    "n_rocm": len(rocm),
+    "n_rocm_gpus": rocm["gpu"].nunique(),
 })
 glue_markdown("unknown_confidence", ", ".join(sorted(board[fa == "unknown"]["confidence"]
                                                       .unique())))
@@ -305,7 +310,11 @@ glue_all({
 # discrete cards except DGX Spark's integrated GB10; it leaves out the
 # {glue:text}`n_fa_on:d` repeats with flash attention on and the
 # {glue:text}`n_fa_unknown:d` Vulkan runs whose setting is not recorded (of
-# {glue:md}`unknown_confidence` confidence). Some llama.cpp issues report CPU runs; for
+# {glue:md}`unknown_confidence` confidence). It also leaves out all
+# {glue:text}`n_rocm:d` decode runs of the ROCm scoreboard ({glue:text}`n_rocm_gpus:d` AMD
+# GPUs): the data hold no sourced bandwidth for any of them, so a reader choosing an AMD
+# graphics card gets no point from this chapter (chapter 8 discounts AMD's Strix Halo by its
+# own runs). Some llama.cpp issues report CPU runs; for
 # {glue:text}`n_cpu_reported:d` of the {glue:text}`n_cpu:d` the poster measured or stated
 # the memory bandwidth, for the rest it is the theoretical figure of the memory
 # ({glue:text}`n_cpu_inferred:d` of them inferred from the memory configuration; see
