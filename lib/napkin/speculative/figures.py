@@ -149,8 +149,13 @@ def live(df: pd.DataFrame, who: str) -> alt.Chart:
         whisker=lambda d: np.where(d["clipped"], "reaches below zero (noise)", "±1 stddev"))
     x = alt.X("tokens:Q", title="tokens checked in one step (log scale)",
               scale=alt.Scale(type="log", base=2))
+    # the axis spans every value drawn with room either side: a roofline that stays at one
+    # step (memory-bound at every size) would otherwise sit on the plot's bottom edge
+    drawn = pd.concat([df[c] for c in ("predicted_relative", "relative", "low", "high")])
+    drawn = drawn[drawn > 0]
+    domain = [float(drawn.min()) / 1.25, float(drawn.max()) * 1.25] if len(drawn) else [0.5, 2]
     y = alt.Y("predicted_relative:Q", title="cost in one-token steps (log scale)",
-              scale=alt.Scale(type="log"))
+              scale=alt.Scale(type="log", domain=domain, nice=False))
     color = alt.Color("depth:N", title=None, sort=list(dict.fromkeys(df["depth"])))
     tips = [alt.Tooltip("depth:N", title="Depth"), alt.Tooltip("tokens:Q", title="Tokens"),
             alt.Tooltip("relative:Q", title="Measured (plain steps)", format=",.2f"),
