@@ -670,13 +670,11 @@ glue_all({
     "mi_seen_p90": best["band_p90"],
     "mi_vs_best": best["usd_per_mtok"] / mi_usd["usd_per_mtok"],
 })
-glue_markdown("mi_verdict", (
-    f"the two ranges overlap ({mi_usd['usd_per_mtok_high']:.2f} at the MI300X's dear end, "
-    f"{best['usd_per_mtok_low']:.2f} at the {chapter.way_name(best)}'s cheap end), so the "
-    "order is not settled by this model" if mi_overlap else
-    f"the ranges do not overlap ({mi_usd['usd_per_mtok_high']:.2f} at the MI300X's dear end "
-    f"against {best['usd_per_mtok_low']:.2f} at the {chapter.way_name(best)}'s cheap end), so "
-    "the order survives the model's error at both ends"))
+ends = (f"{mi_usd['usd_per_mtok_high']:.2f} at the MI300X's dear end, "
+        f"{best['usd_per_mtok_low']:.2f} at the cheap end of {chapter.way_name(best)}")
+glue_markdown("mi_verdict", f"the two ranges overlap ({ends}), so the order is not settled "
+              "by this model" if mi_overlap else f"the ranges do not overlap ({ends}), so the "
+              "order survives the model's error at both ends")
 
 # %% [markdown]
 # One chip the data price is not in the table: AMD's MI300X, rented at
