@@ -9,6 +9,7 @@ import math
 
 from .. import essay
 from ..costs import compare, energy, model, page, prices, service
+from .chapter import price_crossing
 from ..errata.finding import Finding
 
 #: The notebook these checks belong to (the errata page groups them by it).
@@ -19,11 +20,6 @@ MEASURED_CHIPS = ("H100 SXM", "B200")
 MODEL = "Llama-3.3-70B"
 
 
-def _first_batch_at_or_below(runs, price: float) -> float:
-    cheap = runs[runs["usd_per_mtok"] <= price]
-    return float(cheap["mean_batch"].min()) if len(cheap) else math.nan
-
-
 def per_token_prices_amortised() -> Finding:
     api = prices.api_quotes(MODEL)
     output_price = float(api["output_usd_per_mtok"].median())
@@ -32,7 +28,8 @@ def per_token_prices_amortised() -> Finding:
     for chip in MEASURED_CHIPS:
         quote = prices.rental_price(chip)
         runs = energy.cost_from_measurements(MODEL, chip, quote["median"])
-        batch = _first_batch_at_or_below(runs, output_price)
+        # the chapter's own reading: between the measured batches either side, in log-log
+        batch = float(price_crossing(runs.assign(engine=chip), output_price)["batch"].iloc[0])
         small = runs.iloc[0]
         found.append(batch)
         parts.append(f"on {int(small['n_gpus'])} x {chip} at ${quote['median']:.2f} per "
