@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 
 from .. import essay
-from ..costs import compare, energy, model, page, prices, service
-from .chapter import price_crossing
 from ..errata.finding import Finding
+from . import compare, energy, model, page, prices, service
+from .chapter import price_crossing
 
 #: The notebook these checks belong to (the errata page groups them by it).
 CHAPTER = "11_cost_and_energy"
