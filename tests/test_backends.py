@@ -318,6 +318,11 @@ def test_depth_run_on_a_fake_gpu(tmp_path):
     assert "M2 Ultra, vendor spec" in depth.sentence(rec)
     assert "Metal on Apple M2 Ultra" in depth.table(rec)
     assert "M2 Ultra" in record.who(rec)
+    assert "tests nothing" not in depth.sentence(rec)  # as fast deep as empty: no speed-up
+    for m in rec["models"]:  # deeper and faster beyond the spread: what no byte count allows
+        m["tg"][-1] = {**m["tg"][-1], "tokens_per_s": 2 * m["tg"][0]["tokens_per_s"]}
+    assert "ran faster 64 tokens deep" in depth.sentence(rec)
+    assert "tests nothing" in depth.sentence(rec)
 
 
 # -- the in-process binding, told it has a GPU -------------------------------------------------

@@ -223,10 +223,19 @@ def sentence(record: dict | None) -> str:
             f"ran at **{measured:.0%}** of the GQA model's speed, give or take "
             f"{spread:.0%} (two standard errors of {reps} repetitions); the bytes alone predict "
             f"**{predicted:.0%}**, {'within' if agrees else 'outside'} that range.")
-    if share < 0.5:
-        text += (f" But the runs reached a median {share:.0%} of the napkin ceiling, so this "
-                 "decode was not bound by memory bandwidth and the bytes model does not apply "
-                 "to it: here the measurement cannot test the prediction.")
+    faster = [m for m in ("MHA", "GQA") if last.loc[m, "tokens_per_s"] - 2 * last.loc[
+        m, "stddev"] / reps ** 0.5 > first.loc[m, "tokens_per_s"]]
+    if faster:
+        text += (f" But the {' and the '.join(faster)} model ran faster {deepest:,} tokens deep "
+                 "than at an empty context, beyond the spread, which more bytes per token "
+                 "cannot do: this run timed the machine's other load or the harness's fixed "
+                 "costs more than decode, and tests nothing (rerun it on a quieter machine, or "
+                 "with `NAPKIN_DEPTH=full` for longer runs).")
+    elif share < 0.5:
+        text += (f" But the runs reached a median {share:.0%} of the napkin ceiling, so "
+                 "something other than the bytes set the speed (the machine's arithmetic, "
+                 "other load on it, or a fixed cost per token), and the bytes model does not "
+                 "describe it: here the measurement cannot test the prediction.")
     return text
 
 
