@@ -32,14 +32,20 @@
 #   gap {glue:text}`eq_over_min:.1f` to {glue:text}`eq_over_max:.1f` times, because prefill
 #   falls further short of its peak than decode does of its bandwidth
 #   ([the check](#spark-equation-check)).
-# - Prefill uses at most {glue:text}`peta_frac_oss_max:.1%` of the petaFLOP, while decode
-#   runs at {glue:text}`decode_share_min:.0%` to {glue:text}`decode_share_max:.0%` of the
+# - Prefill uses at most {glue:text}`peta_frac_oss_max:.1%` of the petaFLOP, a sparse
+#   figure; of the dense rates its builds ran in, at most {glue:text}`oss_int8_frac_max:.1%`
+#   of INT8 and {glue:text}`oss_last_frac_roof:.1%` of dense FP4. Decode runs at {glue:text}`decode_share_min:.0%` to {glue:text}`decode_share_max:.0%` of the
 #   ceiling its bandwidth sets ([prefill against the peaks](#fig-spark-prefill-flops)).
 # - Prefill loses the larger share of its speed with context in
 #   {glue:text}`share_pp_falls_more:.0%` of the cases measured, so the gap narrows with
 #   depth, to {glue:text}`gap_deep:.1f`x at the deepest point of the newest build
 #   ([the gap against depth](#fig-spark-ratio-depth)).
-# - Discrete GPUs show gaps as large: on the one test every family ran, DGX Spark's is
+# - A reader waits in seconds, not rates: for a {glue:text}`wait_prompt:,d`-token prompt and
+#   a {glue:text}`wait_answer:,d`-token answer of gpt-oss-120b, DGX Spark finishes in
+#   {glue:text}`wait_spark_total_s:.0f` s and the M2 Ultra, which decodes
+#   {glue:text}`wait_mac_tg_x:.2f` times as fast, in {glue:text}`wait_mac_total_s:.0f` s
+#   ([what a reader waits](#spark-wait)).
+# - Discrete GPUs show large gaps too: on the one test every family ran, DGX Spark's is
 #   {glue:text}`spark_l_gap:.1f`x and the median discrete GPU's {glue:text}`gpu_l_median:.1f`x.
 #   What sets DGX Spark apart is slow decode: {glue:text}`gpus_faster_tg:.0%` of the discrete
 #   GPU runs decode faster ([like for like](#fig-spark-like-for-like)).
@@ -266,6 +272,14 @@ glue_all({
     "spark_int8_per_byte": int8_h100["chip_flop_per_byte"],
     "h100_int8_per_byte": int8_h100["peer_flop_per_byte"],
 })
+# FP16 per byte at the halved reading (accumulating in FP32 at half rate), against the H100
+halved_per_byte = spark.peak("fp16").flops_per_s / 2 / spark.bandwidth_bytes_per_s
+h100_fp16_per_byte = h100.peak("fp16").flops_per_s / h100.bandwidth_bytes_per_s
+assert halved_per_byte < h100_fp16_per_byte  # the prose: "below the H100 SXM's"
+glue_all({
+    "spark_fp16_halved_per_byte": halved_per_byte,
+    "h100_fp16_per_byte": h100_fp16_per_byte,
+})
 # the same comparison from a rate measured on GB10 rather than one derived from the petaFLOP
 measured_fp8 = spark.specs["fp8_tensor_dense_gemm_measured_TFLOPS"] * TFLOPS
 glue_all({
@@ -300,8 +314,11 @@ glue_markdown("imbalance_verdict",
 # half holds: its {glue:text}`spark_bw:.0f` GB/s is the {glue:text}`laptop_bw:.0f` GB/s
 # Apple states for the {glue:md}`laptop_name` of its MacBook Pro laptops. And the imbalance
 # the essay draws from the pair {glue:md}`imbalance_verdict`: per byte of bandwidth DGX
-# Spark has more arithmetic than each datacenter GPU in every arithmetic they share
-# ({glue:text}`spark_int8_per_byte:,.0f` INT8 operations per byte against the H100 SXM's
+# Spark has more arithmetic than each datacenter GPU in every arithmetic they share, at the
+# derived rates (at the halved FP16 reading its FP16 comes to
+# {glue:text}`spark_fp16_halved_per_byte:,.0f` FLOP per byte, below the H100 SXM's
+# {glue:text}`h100_fp16_per_byte:,.0f`, so there the claim rests on INT8 and FP8:
+# {glue:text}`spark_int8_per_byte:,.0f` INT8 operations per byte against the H100 SXM's
 # {glue:text}`h100_int8_per_byte:,.0f`; a dense FP8 GEMM measured on GB10, at
 # {glue:text}`spark_fp8_measured:,.0f` TFLOPS, still comes to
 # {glue:text}`spark_fp8_measured_per_byte:,.0f` per byte against the H100's dense FP8 peak of
@@ -341,7 +358,8 @@ tables.styled(equation, "spark-equation-check", {
 # section below), the {glue:text}`eq_runs:d` runs of llama.cpp's CUDA backend on chips with a
 # dense INT8 figure in the data (the arithmetic of its Q4_0 matmuls there;
 # {glue:text}`eq_derived:d` of those figures are derived, not stated by the maker, DGX
-# Spark's among them) let the equation be checked, with $b$ = {glue:text}`q4_bits:.1f` bits,
+# Spark's among them; the A100 and H100 runs are left out, since the scoreboard's copies do
+# not say, or disagree on, whether the card was PCIe or SXM) let the equation be checked, with $b$ = {glue:text}`q4_bits:.1f` bits,
 # {glue:text}`q4_bytes:.4f` bytes. On every one of them it overstates the measured gap, by
 # {glue:text}`eq_over_min:.1f` to {glue:text}`eq_over_max:.1f` times (DGX Spark:
 # {glue:text}`eq_spark_predicted:.0f`x against a measured
@@ -628,6 +646,63 @@ glue_all({
     "model_gap_min": spark_models["ratio"].min(),
     "model_gap_max": spark_models["ratio"].max(),
 })
+
+# %% [markdown]
+# (spark-wait)=
+# ## What a reader waits
+
+# %% tags=["hide-input"]
+wait = phases.wait_table()
+by_machine = wait.set_index("machine")
+spark_w, mac_w = by_machine.loc["DGX Spark"], by_machine.loc["M2 Ultra"]
+glue_all({
+    "wait_prompt": phases.LONG_PROMPT_TOKENS,
+    "wait_answer": int(spark_w["answer_tokens"]),
+    "wait_beyond": int(spark_w["tokens_past_deepest"]),
+})
+
+# %% [markdown]
+# Rates are what spec sheets and scoreboards compare; a reader waits in seconds. For the
+# essay's coding agent, a prompt of {glue:text}`wait_prompt:,d` tokens pasted into gpt-oss-120b
+# and an answer of {glue:text}`wait_answer:,d` tokens, the depth sweeps give the wait directly:
+# each `pp2048` run times the prompt tokens at its depth, so the prefill's seconds are the
+# sum over the prompt of the seconds per token measured around each depth
+# (`napkin.phases.wait_seconds`; the last {glue:text}`wait_beyond:,d` tokens lie past the
+# deepest run and are counted at its rate, a floor), and the answer is decoded at the
+# deepest measured rate.
+
+# %% tags=["hide-input"]
+tables.styled(wait[["machine", "build", "pp_empty_tok_per_s", "tg_empty_tok_per_s",
+                    "prefill_s", "tg_deepest_tok_per_s", "answer_s", "total_s"]],
+              "table-spark-wait", {
+                  "machine": "Machine", "build": "Build",
+                  "pp_empty_tok_per_s": "Prefill, empty (tokens/s)",
+                  "tg_empty_tok_per_s": "Decode, empty (tokens/s)",
+                  "prefill_s": "Prompt (s)", "tg_deepest_tok_per_s": "Decode, deepest (tokens/s)",
+                  "answer_s": "Answer (s)", "total_s": "Whole request (s)"},
+              formats={"pp_empty_tok_per_s": "{:,.0f}", "tg_empty_tok_per_s": "{:.1f}",
+                       "prefill_s": "{:.1f}", "tg_deepest_tok_per_s": "{:.1f}",
+                       "answer_s": "{:.1f}", "total_s": "{:.1f}"})
+
+# %% tags=["hide-input"]
+# the prose: the Mac decodes faster yet answers later, and its prompt is most of its wait
+assert mac_w["tg_empty_tok_per_s"] > spark_w["tg_empty_tok_per_s"]
+assert spark_w["total_s"] < mac_w["total_s"] and mac_w["prefill_s"] > mac_w["answer_s"]
+glue_all({
+    "wait_spark_prompt_s": spark_w["prefill_s"],
+    "wait_mac_prompt_s": mac_w["prefill_s"],
+    "wait_spark_total_s": spark_w["total_s"],
+    "wait_mac_total_s": mac_w["total_s"],
+    "wait_mac_tg_x": mac_w["tg_empty_tok_per_s"] / spark_w["tg_empty_tok_per_s"],
+})
+
+# %% [markdown]
+# The M2 Ultra decodes {glue:text}`wait_mac_tg_x:.2f` times as fast at an empty context, yet
+# the prompt takes it {glue:text}`wait_mac_prompt_s:.0f` s against DGX Spark's
+# {glue:text}`wait_spark_prompt_s:.0f` s, and the whole request
+# {glue:text}`wait_mac_total_s:.0f` s against {glue:text}`wait_spark_total_s:.0f` s: DGX
+# Spark answers first. At this length the prompt, not the answer, is most of
+# the wait on the Mac; chapter 8 ranks every machine by it.
 
 # %% [markdown]
 # ## Other models in the file

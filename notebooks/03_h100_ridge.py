@@ -21,10 +21,14 @@
 # ```{admonition} In one minute
 # :class: tip
 # - The essay's arithmetic holds: the H100 SXM's dense FP16 ridge is {glue:text}`ridge:.1f`
-#   FLOP/byte, so FP16 decode turns compute-bound from a batch of {glue:text}`b_first:d` and a
+#   FLOP/byte, so FP16 decode, counting the weights alone, turns compute-bound from a batch of
+#   {glue:text}`b_first:d` and a
 #   {glue:text}`essay_prompt:,.0f`-token prefill sits {glue:text}`over:.2f`x past the ridge.
 #   The sparse figure would double the ridge; every figure here is dense
-#   (<a href="#fig-ridge-points">every chip's ridges</a>).
+#   (<a href="#fig-ridge-points">every chip's ridges</a>). In seconds: a
+#   {glue:text}`long_prompt:,d`-token prompt to Llama 3.3 70B at 16 bits on four H100 SXM
+#   GPUs waits {glue:text}`long_ttft_cal_s:.1f` s for its first token on chapter 9's
+#   calibrated step model ({glue:text}`long_ttft_roof_s:.1f` s on the plain roofline).
 # - Ridges span {glue:md}`fp16_range` at FP16; the datacenter parts sit between
 #   {glue:text}`dc_min:.0f` and {glue:text}`dc_max:.0f`, and a smaller number format moves a
 #   chip's ridge with its speed-up (<a href="#fig-roofline-chips">the roofs</a>).
@@ -85,9 +89,10 @@ import numpy as np
 import pandas as pd
 
 import napkin
-from napkin import capacity, deployment, essay, hardware, roofline, tables
+from napkin import capacity, deployment, essay, hardware, phases, roofline, tables
 from napkin.roofline import figures as charts
 from napkin.measure import batched
+from napkin.predict import ROOFLINE
 from napkin.predict import step as predict_step
 from napkin.predict.calibration import calibrated
 from napkin.prose import glue, glue_all, glue_markdown
@@ -128,6 +133,17 @@ glue_all({
     "over": i_prefill / h100.ridge,
     "essay_over": essay.claim("prefill_over_ridge"),
 })
+# what a reader waits for a coding agent's long prompt, on the setup of this chapter
+long_prompt = dict(n_chips=4, weights="fp16", kv="fp16", input_tokens=phases.LONG_PROMPT_TOKENS,
+                   output_tokens=1000, batch=1)
+waits = {name: napkin.predict("H100 SXM", "Llama-3.3-70B", calibration=cal, **long_prompt)
+         for name, cal in (("calibrated", None), ("roofline", ROOFLINE))}
+glue_all({
+    "long_prompt": phases.LONG_PROMPT_TOKENS,
+    "long_ttft_cal_s": waits["calibrated"].ttft_s,
+    "long_ttft_roof_s": waits["roofline"].ttft_s,
+    "long_tpot_cal_ms": 1e3 * waits["calibrated"].tpot_s,
+})
 
 # %% [markdown]
 # NVIDIA lists the H100 SXM at {glue:text}`h100_sparse:,.0f` FP16 tensor TFLOPS *with 2:4
@@ -145,6 +161,12 @@ glue_all({
 # {glue:text}`essay_batch:.0f`. A {glue:text}`essay_prompt:,.0f`-token
 # prefill sits at {glue:text}`i_prefill:,.0f` FLOP/byte, {glue:text}`over:.2f`x the ridge:
 # the essay's {glue:text}`essay_over:.0f` times over is right.
+#
+# In seconds, a reader waits for that compute: a coding agent's
+# {glue:text}`long_prompt:,d`-token prompt to Llama 3.3 70B at 16 bits on four H100 SXM GPUs
+# reaches its first token after {glue:text}`long_ttft_roof_s:.1f` s on the plain roofline and
+# {glue:text}`long_ttft_cal_s:.1f` s on chapter 9's calibrated step model, which then gives
+# a token every {glue:text}`long_tpot_cal_ms:.0f` ms.
 
 # %% [markdown]
 # ## Every chip's roof

@@ -28,7 +28,7 @@
 # - Calculators that know only the hidden size overstate gpt-oss-120b's cache
 #   {glue:text}`gpt_naive_x:.0f`-fold and DeepSeek-V3's {glue:text}`ds_naive_x:.0f`-fold:
 #   they miss grouped queries, sliding windows, latents, and heads wider or narrower than
-#   the hidden size over the heads (<a href="#fig-kv-models">a dozen models</a>).
+#   the hidden size over the heads (<a href="#fig-kv-models">{glue:text}`n_models:d` models</a>).
 # - The chip moves the batch that fits: the M2 Ultra holds {glue:text}`llama_chip_x:.1f`
 #   times as many {glue:text}`short_ctx:,d`-token sequences of Llama 3.3 70B as an H100
 #   (<a href="#T_kv-max-batch-table">sequences that fit</a>).
@@ -47,7 +47,7 @@
 # every decode step reads all of it. The essay sizes it for Llama 3.3 70B and concludes that
 # long context turns a bandwidth problem into a capacity problem. We recompute its numbers
 # from the model's `config.json`, check the formula against the cache llama.cpp actually
-# allocates, size the cache of a dozen models, count the sequences that fit on five
+# allocates, size the cache of {glue:text}`n_models:d` models, count the sequences that fit on five
 # machines, and find where that count starts to cap the batch on the three datacenter GPUs.
 #
 # For a layer that caches K and V per head, one token costs
@@ -78,7 +78,8 @@
 
 # %% tags=["hide-input"]
 import napkin
-from napkin import capacity, catalog, errata, essay, hardware, kvcache, measure, models, tables
+from napkin import (capacity, catalog, deployment, errata, essay, hardware, kvcache, measure,
+                    models, tables)
 from napkin.capacity import figures as charts
 from napkin.prose import glue, glue_all, glue_markdown
 from napkin.units import GB, KB, GiB, KiB, MiB
@@ -209,6 +210,7 @@ tables.styled(capacity.model_display(sizes), "kv-models-table", {
 by_model = sizes.set_index("model")
 gpt = catalog.config("gpt-oss-120b")
 glue_all({
+    "n_models": len(sizes),
     "gpt_head_dim": gpt["head_dim"],
     "gpt_hidden_over_heads": gpt["hidden_size"] / gpt["num_attention_heads"],
     "gpt_window": gpt["sliding_window"],
@@ -428,7 +430,36 @@ glue_all({
      / cell[("Llama-3.3-70B", "H100 SXM", capacity.CONTEXTS[0])],
 })
 
+# %% tags=["hide-input"]
+# the same count read two other ways: Spark at what its Linux reports, and every chip with
+# the share a serving engine keeps for activations and buffers (chapters 6 and 7)
+spark = hardware.chip("DGX Spark")
+spark_visible = spark.gpu_share()[0] * spark.capacity_bytes
+llama_fp8 = catalog.weight_bytes("Llama-3.3-70B", capacity.WEIGHTS)
+llama_cfg = catalog.config("Llama-3.3-70B")
+engine_share = 1 - deployment.paper_overhead_share()
+glue_all({
+    "spark_visible_gib": spark_visible / GiB,
+    "spark_full_batch": int(cell[("Llama-3.3-70B", "DGX Spark", capacity.CONTEXTS[0])]),
+    "spark_visible_batch": int(kvcache.max_batch(llama_cfg, capacity.CONTEXTS[0], spark_visible,
+                                                 llama_fp8, "f16")),
+    "engine_overhead": deployment.paper_overhead_share(),
+    "h100_engine_batch": int(kvcache.max_batch(
+        llama_cfg, capacity.CONTEXTS[0], engine_share * hardware.chip("H100 SXM").capacity_bytes,
+        llama_fp8, "f16")),
+})
+
 # %% [markdown]
+# Two readings of the memory would lower these counts. DGX Spark is counted at its whole
+# capacity, but its Linux reports {glue:text}`spark_visible_gib:.1f` GiB, the figure chapter 8
+# and chapter 11 size it within: counted there, Llama 3.3 70B leaves room for
+# {glue:text}`spark_visible_batch:d` sequences of {glue:text}`short_ctx:,d` tokens instead of
+# {glue:text}`spark_full_batch:d`. And a serving engine keeps part of every GPU for activations
+# and its own buffers ({glue:text}`engine_overhead:.1%` of the card in the vLLM paper's
+# accounting, which chapter 6 and chapter 7 use): with that set aside an H100 holds
+# {glue:text}`h100_engine_batch:d` sequences instead of {glue:text}`llama_h100_short:d`. This
+# table counts the memory itself, so its counts are upper bounds.
+#
 # Llama 3.3 70B leaves an H100 room for {glue:text}`llama_h100_short:d` sequences of
 # {glue:text}`short_ctx:,d` tokens, and even a B200 holds only
 # {glue:text}`llama_b200_long:d` at {glue:text}`long_ctx:,d`. For a 70B model the chip is what

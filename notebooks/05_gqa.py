@@ -69,7 +69,7 @@
 from dataclasses import replace
 
 import napkin
-from napkin import catalog, deployment, essay, gqa, hardware, kvcache, measure, tables
+from napkin import catalog, deployment, essay, gqa, hardware, kvcache, measure, phases, tables
 from napkin.gqa import figures as charts
 from napkin.predict import step as predict_step
 from napkin.predict.calibration import calibrated
@@ -179,10 +179,14 @@ glue_all({
 })
 # one MHA sequence at the full context with the 8-bit weights, in H200s' memory
 mha_full_bytes = weights + kvcache.kv_cache_bytes(variants["MHA"], full)
+engine_bytes = (1 - deployment.paper_overhead_share()) * capacity_bytes  # chapters 6 and 7
 glue_all({
     "mha_full_gb_total": mha_full_bytes / GB,
     "mha_h200s": int(-(-mha_full_bytes // capacity_bytes)),
     "gqa_fit_full": kvcache.max_batch(variants["GQA"], full, capacity_bytes, weights),
+    "engine_overhead": deployment.paper_overhead_share(),
+    "mha_fit_engine": kvcache.max_context(variants["MHA"], engine_bytes, weights),
+    "mha_h200s_engine": int(-(-mha_full_bytes // engine_bytes)),
 })
 # what chapter 9's calibrated step model makes of that ceiling, and how far to trust it
 served = deployment.deploy("Llama-3.3-70B", "H200", weights="FP8", kv="f16")
@@ -191,6 +195,15 @@ glue_all({
     "eta": calibrated().bandwidth_efficiency,
 })
 glue_markdown("static_band", validation_report.error_band("static", "new")["text"])
+# what a reader waits before that first token: the prompt, on the same model and chip
+first_token = {n: napkin.predict("H200", "Llama-3.3-70B", weights="FP8", kv="f16",
+                                 input_tokens=n, output_tokens=1, batch=1).ttft_s
+               for n in (phases.LONG_PROMPT_TOKENS, full - 1)}
+glue_all({
+    "long_prompt": phases.LONG_PROMPT_TOKENS,
+    "ttft_long_s": first_token[phases.LONG_PROMPT_TOKENS],
+    "ttft_full_s": first_token[full - 1],
+})
 assert kvcache.max_batch(variants["GQA"], full, capacity_bytes, weights) == 1  # "such sequence"
 
 # %% [markdown]
@@ -206,12 +219,20 @@ assert kvcache.max_batch(variants["GQA"], full, capacity_bytes, weights) == 1  #
 # {glue:text}`gqa_fit_full:d` such sequence beside the weights, while with MHA a single one
 # needs {glue:text}`mha_full_gb_total:.0f` GB, the memory of {glue:text}`mha_h200s:d` H200
 # GPUs. MHA at that context is servable, then, but at several GPUs per sequence rather than
-# several sequences per GPU.
+# several sequences per GPU. These counts use all of the H200's memory; a serving engine keeps
+# part of it for activations and its own buffers ({glue:text}`engine_overhead:.1%` in the vLLM
+# paper's accounting, which chapter 6 and chapter 7 use), and with that set aside the MHA sequence
+# runs out at {glue:text}`mha_fit_engine:,d` tokens and needs {glue:text}`mha_h200s_engine:d`
+# H200 GPUs.
 #
 # These are ceilings, not speeds. Chapter 9's calibrated step model (`napkin.predict`), whose
 # servers reach {glue:text}`eta:.0%` of peak bandwidth and pay fixed costs every step, gives the
 # one GQA sequence {glue:text}`cal_gqa_full:.0f` tokens/s at {glue:text}`full_tokens:,d` tokens
 # of context; on Argonne's static-batch latencies that model is {glue:md}`static_band`.
+# Before that token a reader waits for the prompt, which the same model prices too: a
+# {glue:text}`long_prompt:,d`-token prompt reaches its first token after
+# {glue:text}`ttft_long_s:.0f` s on the H200, and a prompt that fills the context after
+# {glue:text}`ttft_full_s:.0f` s.
 
 # %% [markdown]
 # ## Measured here

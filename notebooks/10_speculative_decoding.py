@@ -25,11 +25,12 @@
 #   an EAGLE-3 head, priced by its share of the weights with no fixed cost per pass, and a
 #   first drafted token accepted {glue:text}`default_acceptance:.0%` of the time (DeepSeek's
 #   report), one stream decodes at most {glue:text}`s_b1:.2f` times as fast on each of the
-#   essay's four machines ([the machines](#sec-spec-machines)): a ceiling at those
+#   chapter's four machines ([the machines](#sec-spec-machines)): a ceiling at those
 #   assumptions. Chapter 9's calibrated step model, which charges every pass its fixed
-#   costs, gives {glue:text}`cal_b1:.2f`x on an H100 with the same head and acceptance;
+#   costs, gives {glue:text}`cal_b1:.2f`x on an H100 with the same head and acceptance.
 #   SGLang measured {glue:text}`sg3_measured:.2f`x with EAGLE-3 at a batch of
-#   {glue:text}`sg3_batch:d` ([the check](#sec-spec-check)).
+#   {glue:text}`sg3_batch:d`, the row the chapter's EAGLE-3 acceptance is fitted to, so a
+#   reading beside it, not a check ([the check](#sec-spec-check)).
 # - It pays only while batching has not used up the arithmetic: decoding more sequences at
 #   once makes the speedup fall, and from a batch of at most {glue:text}`mac_even:d` on an M2 Ultra,
 #   {glue:text}`h100_even:d` on an H100 and {glue:text}`spark_even:d` on a DGX Spark
@@ -170,8 +171,8 @@ glue_all({
     "pld_spark_b4_high": pld.loc[("DGX Spark", pld_high), "speedup_b4"],
 })
 same = np.allclose(pld_b1.xs("M2 Ultra"), pld_b1.xs("DGX Spark"), rtol=0.01)
-glue_markdown("pld_same", "the same on the M2 Ultra as on the DGX Spark" if same else
-              "not the same on the M2 Ultra as on the DGX Spark")
+glue_markdown("pld_same", ("the same" if same else "not the same") + " on the M2 Ultra as on "
+              "the DGX Spark on llama.cpp's measured roofs")
 
 # %% tags=["hide-input"]
 held = checked[(checked["sweep"] == SG.name) & (checked["split"] == "test")]
@@ -352,7 +353,8 @@ glue("cal_share", cal.bandwidth_efficiency)
 # (sec-spec-verify)=
 # ## What a verify step costs
 #
-# The essay's four machines, each running Llama 3.1 8B at Q4_K the way chapter 8 prices a
+# Four machines, the essay's M2 Ultra, DGX Spark and H100 and a consumer card beside them (an
+# RTX 4090), each running Llama 3.1 8B at Q4_K the way chapter 8 prices a
 # local machine (llama.cpp on Metal for the Mac, on CUDA for the others), under two roofs:
 # the spec sheet's peaks, and llama.cpp's measured roofs. The spec sheet's arithmetic peak is
 # the one llama.cpp multiplies Q4_K weights in, as chapter 8 holds these machines to:
@@ -477,8 +479,10 @@ glue_all({
 # {glue:text}`edge_b1_low:.1f`-{glue:text}`edge_b1_high:.1f` plain steps at batch 1 to
 # {glue:text}`edge_b8_low:.1f`-{glue:text}`edge_b8_high:.1f` at batch
 # {glue:text}`edge_batch:d`, with the same
-# acceptance length: batching used up the arithmetic the draft's tokens were checked with.
-# The book holds no sourced roof for that chip, so the model does not predict these rows.
+# acceptance length: what the roofline reads as batching using up the arithmetic the draft's
+# tokens were checked with, though the book holds no sourced roof for that chip to test it
+# (the cost at batch 1 also differs by weight format, which points at kernels as much), so
+# the model does not predict these rows.
 
 # %% tags=["hide-input"]
 tables.styled(edge, "table-spec-edge-llm", {
@@ -766,8 +770,8 @@ tables.styled(summary.assign(
 # {glue:text}`h100_full_times:.0f` times the largest batch SGLang measured: an extrapolation
 # that far is a statement about the model, not about SGLang. On the measured batches the
 # model's median error was x{glue:text}`h100_serving_band:.2f`, and
-# {glue:text}`sg_over:.0%` of its held-out rows erred on the side of too much speedup: read
-# it as an upper bound: with the older EAGLE head the same SGLang sweep measured speculation
+# {glue:text}`sg_over:.0%` of its held-out rows erred on the side of too much speedup, so
+# read it as an upper bound. With the older EAGLE head the same SGLang sweep measured speculation
 # slower than plain decoding at batches the model says it pays ([the check](#sec-spec-check)).
 # The same model
 # on a DGX Spark, whose FP16 peak is derived rather than stated by NVIDIA,
@@ -848,10 +852,12 @@ glue_all({
     "spark_plain": by.loc["DGX Spark", "plain_tok_per_s"],
     "ratio_plain": ratio_plain,
     "ratio_b4": ratio_b4,
-    "pld_tokens": PLD_K + 1,
+    "pld_tokens": PLD_K + 1,  # the prose: below both llama.cpp ridges, past the Mac's peak one
     "pld_tokens_b4": 4 * (PLD_K + 1),
     "ridge_mac_again": machines.ridge_tokens("M2 Ultra", "llama.cpp"),
 })
+assert ridge[("M2 Ultra", "peak")] < PLD_K + 1 < min(ridge[("M2 Ultra", "llama.cpp")],
+                                                     ridge[("DGX Spark", "llama.cpp")])
 
 # %% [markdown]
 # Chapter 8 ranks machines for one stream by bandwidth over the quantized model's size,
@@ -869,8 +875,10 @@ glue_all({
 # yield {glue:text}`pld_low:.2f`-{glue:text}`pld_high:.2f` tokens a cycle: one stream gets
 # at most {glue:text}`pld_mac_low:.2f`-{glue:text}`pld_mac_high:.2f`x on the Mac and
 # {glue:text}`pld_spark_low:.2f`-{glue:text}`pld_spark_high:.2f`x on the Spark (drafting taken
-# as free), since a step of
-# {glue:text}`pld_tokens:d` tokens is still below both machines' ridge. Its long drafts are
+# as free), since a step of {glue:text}`pld_tokens:d` tokens is still below both machines'
+# ridge on llama.cpp's measured roofs, the Mac's by a thin margin (its ridge is at
+# {glue:text}`ridge_mac:.1f` tokens; at the spec sheet's peaks it would be at
+# {glue:text}`ridge_mac_peak:.1f`, and the step would be past it). Its long drafts are
 # what a few streams punish: four streams verifying {glue:text}`pld_tokens_b4:d` tokens a
 # step are past the Mac's ridge of {glue:text}`ridge_mac_again:.0f`, and the model has prompt
 # lookup slowing the Mac to {glue:text}`pld_mac_b4_low:.2f`-{glue:text}`pld_mac_b4_high:.2f`x

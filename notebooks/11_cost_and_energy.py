@@ -43,7 +43,8 @@
 #   ({glue:text}`one_dearest_usd:.0f` dollars per million, bought and used
 #   {glue:text}`hours:.0f` h a day for {glue:text}`life:.0f` years), and a stream rented on
 #   demand on an H100, H200 or B200 ({glue:text}`rent1_lo:.0f` to {glue:text}`rent1_hi:.0f`)
-#   costs more than one on {glue:md}`one_below_rent` ([one user](#sec-cost-one-user)).
+#   costs more than one on {glue:md}`one_below_rent`, {glue:md}`one_below_ties`
+#   ([one user](#sec-cost-one-user)).
 # - Counted at the same boundary (whole system at the wall, both upper bounds; for the
 #   server its GPUs' measured power, the rest of the server at its rating and the data
 #   center's PUE), a token of one local stream of a 70B model at
@@ -187,6 +188,11 @@ desk1 = singles[singles["kind"] == "owned"]
 below_rent = desk1[desk1["usd_per_mtok"] < rent1["usd_per_mtok"].min()]
 glue_markdown("one_below_rent", chapter.join([chapter.way_name(r)[4:] for r in
                                               below_rent.itertuples()]).replace(" and ", " or "))
+cheapest_rent = rent1.loc[rent1["usd_per_mtok"].idxmin()]
+tied = below_rent[below_rent["usd_per_mtok_high"] >= cheapest_rent["usd_per_mtok_low"]]
+glue_markdown("one_below_ties", f"by the middle estimates; {count(len(tied), 'of them', 'of them')}"
+              f" overlap{'s' if len(tied) == 1 else ''} the cheapest rented stream's range, a tie "
+              "by this chapter's rule" if len(tied) else "at every end of the ranges")
 glue_all({
     "rent1_lo": rent1["usd_per_mtok"].min(),
     "rent1_hi": rent1["usd_per_mtok"].max(),
@@ -712,9 +718,29 @@ tables.styled(chapter.decision_display(decision_ways), "table-cost-decision", {
     "way": "Way (service level)", "usd": "USD per million output tokens",
     "margin": "Times the cheapest", "verdict": "At the ends of the bands"})
 
+# %% tags=["hide-input"]
+buyer = error_band("server", "new stack")
+at_buyer = decide.against_best(chapter.at_band(decision_ways[decision_ways["fits"]],
+                                               buyer["p90"]),
+                               "usd_per_mtok", "usd_per_mtok_low", "usd_per_mtok_high")
+buyer_ties = at_buyer[at_buyer["verdict"] == "tie"]
+glue_all({
+    "buyer_p90": buyer["p90"],
+    "buyer_median": buyer["median"],
+    "buyer_best": chapter.way_name(at_buyer.iloc[0]),
+    "buyer_ties": chapter.join([chapter.way_name(r) for r in buyer_ties.itertuples()],
+                               article="") or "no other way",
+    "buyer_apart": int((at_buyer["verdict"] == "behind").sum()),
+})
+
 # %% [markdown]
 # At the point values the cheapest is {glue:text}`dec_best`; {glue:md}`dec_ties`, and
-# {glue:md}`dec_apart` dearer at every end of both.
+# {glue:md}`dec_apart` dearer at every end of both. A buyer who rents and serves on a stack of
+# their own should read the wider band of chapter 9 for a serving stack the fit never saw
+# (x{glue:text}`buyer_median:.2f` for half the Server rows, x{glue:text}`buyer_p90:.2f` for
+# nine in ten). Every modelled way's range widened to it, the cheapest by its middle is the
+# {glue:text}`buyer_best`; tied with it: {glue:text}`buyer_ties`;
+# {glue:text}`buyer_apart:d` dearer at every end.
 
 # %% tags=["hide-input"]
 m3_one = o1.loc["M3 Ultra"]

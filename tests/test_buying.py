@@ -487,14 +487,25 @@ def _agrees(page: dict, ranked, rank_by: str) -> None:
         assert (math.isnan(price) and math.isnan(row["price"])) or price == row["price"], name
 
 
+def _sorted_as_ranked(order: list, ranked, rank_by: str) -> None:
+    """The page lists the ranked machines first, in the library's order up to ties (two
+    machines whose values agree to float noise, such as one run read as two variants, may
+    come either way)."""
+    top = ranked[ranked["rank"].notna()]
+    assert set(order[:len(top)]) == set(top["machine"])
+    value = top.set_index("machine")[MID[rank_by]]
+    seq = [value[m] for m in order[:len(top)]]
+    sign = 1 if rank_by == "ttft" else -1
+    assert all(sign * (b - a) >= -1e-9 * abs(a) for a, b in zip(seq, seq[1:])), order
+
+
 @pytest.mark.parametrize("preset", ["coding agent", "chat", "many users"])
 def test_calculator_page_agrees_with_the_library(preset):
     page, order = _page(preset)
     w = buying.presets()[preset]
     ranked = buying.rank(w)
     _agrees(page, ranked, w.rank_by)
-    top = list(ranked[ranked["rank"].notna()]["machine"])
-    assert order[:len(top)] == top                        # sorted as the library ranks
+    _sorted_as_ranked(order, ranked, w.rank_by)           # sorted as the library ranks
 
 
 @pytest.mark.parametrize("prompt,answer,users,model,fmt,rank_by", GRID)
@@ -503,8 +514,8 @@ def test_calculator_page_agrees_on_a_grid(prompt, answer, users, model, fmt, ran
                                        fmt=fmt, rank_by=rank_by))
     ranked = buying.rank(buying.Workload("grid", prompt, answer, users, model, fmt, rank_by))
     _agrees(page, ranked, rank_by)
+    _sorted_as_ranked(order, ranked, rank_by)
     top = list(ranked[ranked["rank"].notna()]["machine"])
-    assert order[:len(top)] == top
     raised = set(ranked[ranked["fits_after_raising"]]["machine"]) & set(page)
     assert set(order[len(top):]) == raised                # faint, last
 
@@ -583,3 +594,19 @@ def test_whole_requests_count_every_users_prompt():
         assert row["round_s"] == pytest.approx(expected)
         assert row["request_per_user_mid_tok_per_s"] < row["per_user_mid_tok_per_s"]
     assert np.isnan(r.loc["B200", "request_per_user_mid_tok_per_s"])  # no prefill run
+
+
+def test_a_chip_faster_than_every_run_of_its_family_takes_the_datacenter_runs():
+    quart = decode.fraction_quartiles().set_index("family")
+    fastest = quart.loc["GPU (CUDA)", "fastest_GB_per_s"]
+    dc = quart.loc[decode.DATACENTER]
+    own = decode.own_decode_runs()
+    fast = own[own["chip"].map(lambda c: hardware.chip(c).bandwidth_bytes_per_s / 1e9) > fastest]
+    assert dc["q50"] == pytest.approx(fast["fraction_of_ceiling"].median())
+    assert dc["q75"] < quart.loc["GPU (CUDA)", "q25"]  # well below the consumer cards
+    for m in buying.machines():
+        beyond = m.bandwidth_bytes_per_s / 1e9 > quart.loc[
+            decode.FAMILY.get(m.vendor, decode.POOLED), "fastest_GB_per_s"]
+        assert (m.family == decode.DATACENTER) == beyond, m.name
+    assert buying.machine("B200").family == decode.DATACENTER
+    assert buying.machine("RTX 5090").family == "GPU (CUDA)"  # at the family's fastest run

@@ -125,6 +125,9 @@ def test_a_provider_read_twice_counts_once_at_its_later_reading():
     assert secure["price"].tolist() == [3.99]                 # 3.49 on 2026-09-25 superseded
     assert secure["day"].tolist() == [dt.date(2026, 11, 9)]
     assert q.groupby("provider")["day"].nunique().max() == 1
+    assert q["provider"].is_unique  # one quote per provider
+    lambda_ = q[q["provider"] == "Lambda"].iloc[0]  # 1x at 4.29 and 8x at 3.99 on one day
+    assert lambda_["products"] == 2 and lambda_["price"] == pytest.approx((4.29 + 3.99) / 2)
     assert not q["offer"].isin(["spot", "reserved (capacity block)"]).any()
     r = prices.rental_price("H100 SXM")
     assert r["median"] == pytest.approx(float(q["price"].median()))
@@ -557,3 +560,13 @@ def test_the_price_crossing_is_read_between_the_measured_batches():
     assert (got.loc["a", "above"], got.loc["a", "below"]) == (16.0, 32.0)
     assert math.isnan(got.loc["b", "batch"])   # never that cheap
     assert math.isnan(got.loc["c", "batch"])   # always cheaper: no crossing was measured
+
+
+def test_at_band_widens_only_modelled_rows_and_never_narrows_them():
+    ways = pd.DataFrame({"usd_per_mtok": [2.0, 3.0, 5.0], "usd_per_mtok_low": [1.5, 1.0, 4.0],
+                         "usd_per_mtok_high": [2.5, 9.0, 6.0],
+                         "band_p90": [1.25, 3.0, float("nan")]})
+    out = chapter.at_band(ways, 2.0)
+    assert out["usd_per_mtok_low"].tolist() == pytest.approx([1.0, 1.0, 4.0])
+    assert out["usd_per_mtok_high"].tolist() == pytest.approx([4.0, 9.0, 6.0])
+    assert ways["usd_per_mtok_low"].tolist() == [1.5, 1.0, 4.0]  # the input is left as it was

@@ -24,6 +24,8 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
             # how many NICs and GPUs a system has (serving_links.csv)
             "nics_in_system", "gpus_in_system",
+            # how many cards an NVLink bridge joins (scaleup_topology.csv)
+            "gpus_in_bridge",
             # the unit is in the same row's `unit` column (serving_papers_claims.csv)
             "value_low", "value_high",
             # the currency is in the same row's `currency` column (machine_prices.csv)

@@ -234,10 +234,10 @@ def test_depth_sentence_says_whether_the_measurement_can_test_the_prediction(mon
     exact = {m: list(pred[pred["attention"] == m]["predicted_tokens_per_s"])
              for m in ("MHA", "GQA")}
     words = depth.sentence(_depth_record(exact, bw, stddev=0.5))
-    assert "within that range" in words and "not bound by memory bandwidth" not in words
+    assert "within that range" in words and "something other than the bytes" not in words
     # the reviewed run: at a sixth of the ceiling, and the GQA model falling more than MHA
     words = depth.sentence(_depth_record({"MHA": [16.7, 14.1], "GQA": [20.3, 15.0]}, 19.3e9,
                                          stddev=0.2))
-    assert "not bound by memory bandwidth" in words and "cannot test the prediction" in words
+    assert "something other than the bytes set the speed" in words and "cannot test the prediction" in words
     assert "outside that range" in words
     assert "\u221226%" in words  # GQA's measured fall, beside its bytes' prediction

@@ -413,3 +413,16 @@ def test_the_gap_equation_is_checked_against_every_like_for_like_cuda_run():
     assert eq["over"].to_numpy() == pytest.approx((eq["decode_share"] / eq["prefill_share"])
                                                   .to_numpy(), rel=1e-12)
     assert row["peak_origin"].startswith("computed")
+
+
+def test_the_wait_for_a_prompt_integrates_the_rate_measured_at_each_depth():
+    # one rate everywhere: prompt over rate, and every token past the deepest point is counted
+    seconds, beyond = phases.wait_seconds([0], [100.0], 1000)
+    assert seconds == pytest.approx(10.0) and beyond == 0
+    seconds, beyond = phases.wait_seconds([0, 4096], [200.0, 100.0], 10_000)
+    assert beyond == 10_000 - (4096 + 1024)
+    assert 10_000 / 200 < seconds < 10_000 / 100  # slower than empty, faster than the deepest
+    # the book's machines: the Mac decodes faster, the Spark answers a long prompt sooner
+    wait = phases.wait_table().set_index("machine")
+    assert wait.loc["M2 Ultra", "tg_empty_tok_per_s"] > wait.loc["DGX Spark", "tg_empty_tok_per_s"]
+    assert wait.loc["DGX Spark", "total_s"] < wait.loc["M2 Ultra", "total_s"]

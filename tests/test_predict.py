@@ -13,6 +13,7 @@ from napkin import catalog, deployment, roofline
 from napkin.predict import (ROOFLINE, Calibration, engine, expected_distinct, kv_format,
                             step_seconds, weight_format)
 from napkin.predict import experts, serve, step
+from napkin.predict.engines import link_bytes_per_s
 from napkin.predict.frontier import curve, frontier
 from napkin.units import GB
 
@@ -151,6 +152,15 @@ def test_a_mesh_gives_two_amd_chips_one_link():
     assert all_links == pytest.approx(448 * GB)
     assert engine("H100 SXM", "Llama-3.3-70B", n_chips=2,
                   weights="FP8").link_bytes_per_s == pytest.approx(450 * GB)
+
+
+def test_a_bridge_joins_its_cards_and_a_larger_group_talks_over_pcie():
+    # an A100 PCIe's NVLink bridge joins two cards; four reach each other over PCIe Gen4 x16
+    assert link_bytes_per_s("A100 PCIe", 2)[0] == pytest.approx(300 * GB)
+    bw, spec = link_bytes_per_s("A100 PCIe", 4)
+    assert bw == pytest.approx(32 * GB) and "beyond the bridge of 2" in spec
+    assert link_bytes_per_s("H200 NVL", 4)[0] == pytest.approx(450 * GB)
+    assert link_bytes_per_s("H200 NVL", 8)[0] == pytest.approx(64 * GB)
 
 
 def test_attention_runs_in_the_caches_arithmetic():

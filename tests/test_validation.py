@@ -198,6 +198,23 @@ def test_bands_are_factors_for_each_scenario_and_case_and_refuse_unknown_ones():
         v.error_band("offline", "old")
 
 
+def test_a_buyers_band_counts_each_row_once_and_is_kept_out_of_the_pooled_ones():
+    cases = v.derive.rows()
+    for case, (kind, pair) in v.report.BUYER_FOLDS.items():
+        folds = [f for f in v.derive.folds(cases) if f.kind == kind]
+        scored = np.sum([f.test for f in folds], axis=0)
+        assert scored.max() == 1  # a partition: no row scored twice
+        b = v.error_band("all", case)
+        cv = v.crossval((kind,))
+        cv = cv[cv["structure"] == v.report.MODEL]
+        assert len(cv) == cv[["table", "row_id"]].drop_duplicates().shape[0] == scored.sum()
+        read = cv if pair is None else cv[cv["case"] == pair]
+        assert b["n"] == len(read) > 0 and 1 <= b["median"] <= b["p90"]
+    stack = v.crossval(("stack",))
+    assert 0 < v.error_band("all", "new stack")["n"] < (stack["structure"] == v.report.MODEL).sum()
+    assert set(v.crossval()["fold_kind"]) == set(v.report.POOLED_FOLDS)
+
+
 def test_a_band_is_recomputed_from_the_rows_in_data(tmp_path, monkeypatch):
     """The stored predictions stay, the measurements are read afresh: scale every MLPerf
     Offline result by 1.5 and the Offline band's bias moves by exactly that factor (the

@@ -22,8 +22,8 @@ a weight format) every machine gets these numbers, each traceable to the rows be
 """
 
 from .calculator import calculator_rows, js_expressions
-from .decode import (FAMILY, OWN, POOLED, fraction_by_format, fraction_quartiles,
-                     h100_decode_readings, own_decode_runs)
+from .decode import (DATACENTER, FAMILY, OWN, POOLED, datacenter_quartiles, fraction_by_format,
+                     fraction_quartiles, h100_decode_readings, own_decode_runs)
 from .estimate import RAISE_LIMIT, estimate, matmul_params, model_for, prompt_flops
 from .extrapolation import (VALIDATION_MODELS, extrapolation_check, extrapolation_summary,
                             target_runs, ttft_check_band)
@@ -39,11 +39,11 @@ from .roofs import ARITHMETIC, BACKEND, VULKAN_SOURCE
 from .workload import KV_DTYPE, RANK_BY, Workload, presets
 
 __all__ = [
-    "ARITHMETIC", "BACKEND", "BANDS", "DESK", "DISPUTED", "FAMILY", "KV_DTYPE", "LEFT_OUT", "Machine", "OWN",
+    "ARITHMETIC", "BACKEND", "BANDS", "DATACENTER", "DESK", "DISPUTED", "FAMILY", "KV_DTYPE", "LEFT_OUT", "Machine", "OWN",
     "POOLED", "RAISE_LIMIT", "RANK_BY", "REFERENCE_FORMAT", "REFERENCE_MODEL", "TIE",
     "REFERENCE_TOKENS", "SCOREBOARD_NAMES", "VALIDATION_MODELS",
     "VULKAN_SOURCE", "WORKSTATION_CARDS", "Workload", "backend_fractions", "best", "bound_by",
-    "bound_sentence", "calculator_rows", "decision", "decision_table",
+    "bound_sentence", "calculator_rows", "datacenter_quartiles", "decision", "decision_table",
     "estimate", "extrapolation_check", "extrapolation_summary",
     "fmt_range", "fraction_by_format", "fraction_quartiles",
     "h100_decode_readings", "hardware_and_software", "js_expressions", "left_out",

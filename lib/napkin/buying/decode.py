@@ -4,7 +4,15 @@ The middle estimate is the machine's family's median (chapter 1's published runs
 Silicon, or NVIDIA's GPUs under CUDA. A vendor with no family there (AMD) is discounted by
 the machine's own runs where it has some (Strix Halo), else by every run pooled. The range
 is the family's quartiles, widened to take in the machine's own runs of the reference model
-where they fall outside it (the Ultras' and the datacenter GPUs' do, below).
+where they fall outside it (the Ultras' do, below).
+
+A machine faster than every run of its family is not given the family's fraction: the
+fraction falls as bandwidth rises (a fixed cost per token weighs more when the bytes take
+less time), and the only runs past that bandwidth, the datacenter GPUs' own runs of the
+reference model, reach about half the consumer cards' fraction. Such a machine is
+discounted by those runs (:data:`DATACENTER`, :func:`datacenter_quartiles`): their median in
+the middle, the whole span of their readings as the range (two runs, each read as two
+variants, are too few for quartiles), and a chip's own run in the middle where it has one.
 
 Why the family's middle and not the machine's own runs: those are of a 3.6 GiB model, and
 the fraction a machine reaches grows with the bytes a token reads (a fixed cost per token
@@ -13,6 +21,8 @@ weighs less): the same Apple chips reach more at Q8_0 and more again at F16
 """
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
@@ -24,6 +34,8 @@ from .reference import DISPUTED, SCOREBOARD_NAMES, reference_runs
 FAMILY = {"Apple": "Apple Silicon", "NVIDIA": "GPU (CUDA)"}
 POOLED = "all published runs"
 OWN = "its own runs"
+#: The family of machines faster than every run of their own family.
+DATACENTER = "datacenter GPUs' own runs"
 _H100 = "H100 80GB (HBM3 => SXM5, see note)"
 
 
@@ -51,8 +63,24 @@ def fraction_quartiles(h100_reading: str | None = None) -> pd.DataFrame:
     rows = []
     for family, g in list(runs.groupby("family")) + [(POOLED, runs)]:
         rows.append({"family": family, **_quartiles(g["fraction_of_ceiling"]),
+                     "fastest_GB_per_s": g["bandwidth_bytes_per_s"].max() / GB,
                      "source_url": "; ".join(tables.sources(g)[:3])})
+    rows.append(datacenter_quartiles(max(r["fastest_GB_per_s"] for r in rows)))
     return pd.DataFrame(rows)
+
+
+def datacenter_quartiles(fastest_GB_per_s: float) -> dict:
+    """The :data:`DATACENTER` family: the own runs of the reference model
+    (:func:`own_decode_runs`) of chips faster than ``fastest_GB_per_s``, the fastest run of
+    any family; a run whose variant is disputed counts at each variant's bandwidth."""
+    own = own_decode_runs()
+    fast = own[own["chip"].map(lambda c: hardware.chip(c).bandwidth_bytes_per_s / GB)
+               > fastest_GB_per_s]
+    return {"family": DATACENTER, **_quartiles(fast["fraction_of_ceiling"]),
+            "low": float(fast["fraction_of_ceiling"].min()),
+            "high": float(fast["fraction_of_ceiling"].max()),
+            "runs": fast["run_id"].nunique(), "readings": len(fast), "chips": ", ".join(sorted(set(fast["chip"]))),
+            "fastest_GB_per_s": math.nan, "source_url": "; ".join(sorted(set(fast["source_url"])))}
 
 
 def _quartiles(f: pd.Series) -> dict:

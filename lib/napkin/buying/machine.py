@@ -10,7 +10,7 @@ from functools import lru_cache
 import pandas as pd
 
 from .. import hardware, roofline, tables
-from ..units import GiB, require_positive
+from ..units import GB, GiB, require_positive
 from . import decode, roofs
 from .reference import prefill_runs
 
@@ -135,8 +135,18 @@ def _prices(chip: hardware.Chip) -> tuple:
 
 
 def _family(chip: hardware.Chip, quart: pd.DataFrame, own: tuple) -> tuple[str, tuple, str]:
-    """The family a chip is discounted by: (name, quartiles, basis)."""
+    """The family a chip is discounted by: (name, (low, middle, high), basis). A chip faster
+    than every run of its family (or of all runs pooled) takes the datacenter GPUs' own runs
+    (:func:`napkin.buying.decode.datacenter_quartiles`): their span, and their median in the
+    middle, or its own runs' where it has some."""
     family = decode.FAMILY.get(chip.vendor)
+    fastest = quart.loc[family if family in quart.index else decode.POOLED, "fastest_GB_per_s"]
+    if chip.bandwidth_bytes_per_s / GB > fastest:
+        q = quart.loc[decode.DATACENTER]
+        mid = float(pd.Series(own).median()) if own else float(q["q50"])
+        return decode.DATACENTER, (float(q["low"]), mid, float(q["high"])), \
+            f"{decode.DATACENTER} ({int(q['runs'])} runs, read as the {q['chips']})" + \
+            ("; the middle its own" if own else "")
     if family in quart.index:
         q = quart.loc[family]
         return family, (float(q["q25"]), float(q["q50"]), float(q["q75"])), \

@@ -13,7 +13,7 @@ from ..prose import count
 from . import energy, page, prices
 from .throughput import RENTED
 
-__all__ = ["api_display", "API_MODELS", "band_text", "breakeven_display", "COST_COLUMNS",
+__all__ = ["api_display", "API_MODELS", "at_band", "band_text", "breakeven_display", "COST_COLUMNS",
            "cost_display", "error_display", "HEADLINE", "headline", "join", "list_price_display",
            "decision_display", "measured_serving", "price_crossing", "priced_list",
            "rental_display", "way_name"]
@@ -233,6 +233,20 @@ def decision_display(ways: pd.DataFrame) -> pd.DataFrame:
             ranked["usd_per_mtok"], ranked["usd_per_mtok_low"], ranked["usd_per_mtok_high"])],
         "margin": ranked["margin"].map("x{:.2f}".format),
         "verdict": ranked["verdict"].map(words)})
+
+
+def at_band(ways: pd.DataFrame, p90: float) -> pd.DataFrame:
+    """``ways`` with each modelled row's cost range widened to ``p90`` (a factor either way,
+    as a rented row's range is its band's 90th percentile; a row's own band is kept where it
+    is wider): the ranges a decision is read against at a wider band, such as the buyer's
+    (:func:`napkin.validation.error_band` with ``"new stack"``). Rows without a band (the
+    APIs' quotes, desk machines' ranges) are unchanged."""
+    out = ways.copy()
+    banded = out["band_p90"].notna()
+    factor = np.maximum(out.loc[banded, "band_p90"], p90)
+    out.loc[banded, "usd_per_mtok_low"] = out.loc[banded, "usd_per_mtok"] / factor
+    out.loc[banded, "usd_per_mtok_high"] = out.loc[banded, "usd_per_mtok"] * factor
+    return out
 
 
 def price_crossing(runs: pd.DataFrame, usd_per_mtok: float) -> pd.DataFrame:

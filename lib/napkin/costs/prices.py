@@ -4,8 +4,9 @@ by the million tokens, a desk machine once, and electricity by the kWh.
 Prices move within weeks, so every summary here keeps the dates of the quotes behind it,
 and :func:`age_days` says how old they are on a given day (the book's build date).
 A summary is the median of the latest quote of each provider (a provider read twice counts
-once, at its later reading), with the cheapest and the dearest beside it; nothing is
-averaged with a quote no source gives.
+once, at its later reading, and one listing several products on that day counts once, at
+their median), with the cheapest and the dearest beside it; nothing is averaged with a quote
+no source gives.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ def day(text: str) -> dt.date:
 
 
 def rental_quotes(chip: str | None = None) -> pd.DataFrame:
-    """The latest on-demand price per GPU-hour of each provider (every product of that
-    provider read on its latest date), for ``chip`` or for every chip."""
+    """The latest on-demand price per GPU-hour of each provider, one quote per provider: where
+    it lists several products on its latest date (one GPU, or one of a server of eight), their
+    median, with ``products`` how many; for ``chip`` or for every chip."""
     df = tables.load("gpu_rental_prices")
     df = df[df["offer"].isin(ON_DEMAND)].copy()
     if chip is not None:
@@ -52,8 +54,12 @@ def rental_quotes(chip: str | None = None) -> pd.DataFrame:
                              f".csv; priced: {', '.join(sorted(set(df['chip'])))}")
         df = df[df["chip"] == chip]
     df["day"] = df["price_date"].map(day)
-    latest = df.groupby(["chip", "provider"])["day"].transform("max")
-    return df[df["day"] == latest].sort_values(["chip", "price"]).reset_index(drop=True)
+    latest = df[df["day"] == df.groupby(["chip", "provider"])["day"].transform("max")]
+    one = latest.groupby(["chip", "provider"], as_index=False).agg(
+        price=("price", "median"), products=("price", "size"), day=("day", "first"),
+        offer=("offer", "first"), confidence=("confidence", "first"),
+        source_url=("source_url", "first"))
+    return one.sort_values(["chip", "price"]).reset_index(drop=True)
 
 
 def _summary(prices: pd.Series, days: pd.Series) -> dict:

@@ -139,7 +139,7 @@ def who(record: dict | None) -> str:
     if record is None:
         return "no live measurement (llama.cpp unavailable where this page was built)"
     entry = record["runs"][0] if "runs" in record else record
-    return (f"{machine.label(record['machine'])}, {backend_label(record)}, ceiling "
+    return (f"{machine.label(record['machine'])}, {backend_label(record)}, bandwidth "
             f"{bandwidth_label(entry)}, {record['mode']} measurement")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
 from .. import tables
@@ -83,6 +84,47 @@ def depth_pairs(model: str | None = None, file_only: bool = True) -> pd.DataFram
     wide["label"] = [f"{m}, build {b}" for m, b in zip(wide["machine"], wide["build"])]
     return wide.sort_values(["machine", "build", "model", "context_depth_tokens"]) \
         .reset_index(drop=True)
+
+
+#: The reader's long prompt: the essay's coding agent pasting files (chapter 8's preset).
+LONG_PROMPT_TOKENS = 40_000
+
+
+def wait_seconds(depth_tokens, pp_tok_per_s, prompt_tokens: int, chunk: int = 2048) -> tuple:
+    """Seconds to prefill ``prompt_tokens`` from an empty context, from ``ppN`` rates measured
+    at several depths: a ``pp{chunk}`` run at depth ``d`` times the tokens ``d`` to
+    ``d + chunk``, so its seconds per token stand at ``d + chunk / 2``, and between those points
+    they are read linearly. Past the deepest point the deepest rate is held, a floor for those
+    tokens since prefill slows with depth. Returns (seconds, tokens past the deepest point)."""
+    order = np.argsort(np.asarray(depth_tokens, dtype=float))
+    at = np.asarray(depth_tokens, dtype=float)[order] + chunk / 2
+    per_token = 1 / np.asarray(pp_tok_per_s, dtype=float)[order]
+    tokens = np.arange(prompt_tokens) + 0.5
+    return float(np.interp(tokens, at, per_token).sum()), max(0, int(prompt_tokens - at[-1]))
+
+
+def wait_table(prompt_tokens: int = LONG_PROMPT_TOKENS, answer_tokens: int = 1000,
+               model: str = "gpt-oss-120b") -> pd.DataFrame:
+    """What a reader waits on each machine of the depth sweeps (the newest build of each), for
+    one ``prompt_tokens`` prompt of ``model`` and its ``answer_tokens`` answer: the prefill
+    (:func:`wait_seconds`), then the answer at the deepest measured decode rate (a floor for
+    a deeper context), beside the empty-context rates a spec sheet's reader compares."""
+    pairs = depth_pairs(model)
+    rows = []
+    for machine, runs in pairs.groupby("machine"):
+        runs = runs[runs["build"] == runs["build"].max()].sort_values("context_depth_tokens")
+        first, deepest = runs.iloc[0], runs.iloc[-1]
+        prefill_s, beyond = wait_seconds(runs["context_depth_tokens"], runs["pp_tok_per_s"],
+                                         prompt_tokens)
+        answer_s = answer_tokens / deepest["tg_tok_per_s"]
+        rows.append({"machine": machine, "build": int(first["build"]), "model": model,
+                     "prompt_tokens": prompt_tokens, "answer_tokens": answer_tokens,
+                     "pp_empty_tok_per_s": first["pp_tok_per_s"],
+                     "tg_empty_tok_per_s": first["tg_tok_per_s"],
+                     "prefill_s": prefill_s, "tokens_past_deepest": beyond,
+                     "tg_deepest_tok_per_s": deepest["tg_tok_per_s"], "answer_s": answer_s,
+                     "total_s": prefill_s + answer_s, "source_url": first["source_url"]})
+    return pd.DataFrame(rows)
 
 
 def essay_pair_by_build(model: str = "gpt-oss-120b", depth: int = 0) -> pd.DataFrame:

@@ -14,7 +14,9 @@ costed at once.
 RoCE, or PCIe where that is all a card has). Behind an NVLink switch, any group gets the whole
 figure. AMD's boards and Gaudi 2 are a mesh instead (``data/scaleup_topology.csv``): each
 chip has one link to each peer, so a group of ``tp`` uses only ``tp - 1`` of them, and two
-MI300X talk over one link of 64 GB/s, not the 448 GB/s of all seven.
+MI300X talk over one link of 64 GB/s, not the 448 GB/s of all seven. The PCIe cards with
+NVLink (A100 PCIe, H100 PCIe and NVL, H200 NVL) have a bridge instead, which joins two or four
+cards: a larger group reaches the others over PCIe, so its all-reduces run at PCIe's speed.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ def _count(name: str, value, minimum: int = 1) -> int:
 def link_bytes_per_s(chip: str, tp: int) -> tuple[float, str]:
     """What one chip of a tensor-parallel group of ``tp`` can send each way to the others,
     and the spec it comes from: the scale-up link behind a switch, ``tp - 1`` peer links on a
-    mesh (``data/scaleup_topology.csv``), PCIe where a chip states nothing else."""
+    mesh (``data/scaleup_topology.csv``), the bridge within a bridged group and PCIe beyond
+    it, PCIe where a chip states nothing else."""
     c = hardware.chip(chip)
     if "scaleup_link_per_direction_GB_per_s" in c.specs:
         spec = "scaleup_link_per_direction_GB_per_s"
@@ -85,12 +88,22 @@ def link_bytes_per_s(chip: str, tp: int) -> tuple[float, str]:
     else:
         raise ValueError(f"{chip} states no scale-up or PCIe link in hardware_specs.csv, so "
                          "an all-reduce between its chips cannot be costed")
-    mesh = tables.load("scaleup_topology")
-    row = mesh[mesh["chip"] == chip]
-    if not row.empty and tp > 1:
-        peer = float(row["peer_link_per_direction_GB_per_s"].iloc[0]) * GB
-        return min(bw, (tp - 1) * peer), f"{spec}, mesh of {tp} (scaleup_topology.csv)"
-    return bw, spec
+    topology = tables.load("scaleup_topology")
+    row = topology[topology["chip"] == chip]
+    if row.empty or tp <= 1:
+        return bw, spec
+    kind, peer = row["topology"].iloc[0], float(row["peer_link_per_direction_GB_per_s"].iloc[0])
+    if kind == "bridge":
+        joined = int(row["gpus_in_bridge"].iloc[0])
+        if tp <= joined:
+            return min(bw, peer * GB), f"{spec}, bridge of {joined} (scaleup_topology.csv)"
+        if "pcie_bidirectional_GB_per_s" not in c.specs:
+            raise ValueError(f"{chip}: a group of {tp} is beyond its bridge of {joined}, and "
+                             "hardware_specs.csv states no PCIe link to cost the rest")
+        return (c.specs["pcie_bidirectional_GB_per_s"] / 2 * GB,
+                f"pcie_bidirectional_GB_per_s, beyond the bridge of {joined} "
+                "(scaleup_topology.csv)")
+    return min(bw, (tp - 1) * peer * GB), f"{spec}, mesh of {tp} (scaleup_topology.csv)"
 
 
 @dataclass(frozen=True)

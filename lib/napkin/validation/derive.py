@@ -83,18 +83,22 @@ def rows() -> pd.DataFrame:
 def tpot_tail(cases: pd.DataFrame) -> float:
     """99th-percentile over mean time per output token in the MLPerf Server and Interactive
     logs among ``cases`` (median over runs): how much the slowest requests' tokens lag. It
-    is measured, not fitted, and every structure but the plain roofline uses it."""
+    is measured, not fitted, and every structure but the plain roofline uses it. NaN where
+    ``cases`` hold no such log (a fold that leaves MLPerf out)."""
     m = mlperf().set_index(tables.ROW_ID)
     runs = m.loc[cases.loc[cases["table"] == "mlperf_llm", tables.ROW_ID]]
     runs = runs[runs["tpot_mean_ms"].notna() & runs["tpot_p99_ms"].notna()]
-    return float((runs["tpot_p99_ms"] / runs["tpot_mean_ms"]).median())
+    return float((runs["tpot_p99_ms"] / runs["tpot_mean_ms"]).median()) if len(runs) \
+        else float("nan")
 
 
 def fit_on(cases: pd.DataFrame, structure: Structure) -> Fit:
-    """``structure`` fitted on ``cases``, with the TPOT tail measured on the same rows."""
+    """``structure`` fitted on ``cases``, with the TPOT tail measured on the same rows (no
+    tail, 1, where they hold no MLPerf log to measure it on)."""
     if structure.name != "plain roofline":
-        structure = replace(structure, base=replace(structure.base,
-                                                    tpot_tail=max(tpot_tail(cases), 1.0)))
+        tail = tpot_tail(cases)
+        structure = replace(structure, base=replace(
+            structure.base, tpot_tail=1.0 if np.isnan(tail) else max(tail, 1.0)))
     return fit(cases, structure)
 
 
@@ -121,7 +125,14 @@ def folds(cases: pd.DataFrame) -> list[Fold]:
     - ``chip family``: one family of chips (:data:`CHIP_FAMILIES`) left out: a new chip;
     - ``model``: one model left out: a new model;
     - ``length``: Argonne's rows of one prompt length left out: a chip and model the fit
-      has seen, at a length it has not."""
+      has seen, at a length it has not;
+    - ``campaign``: one measurement campaign (a ``source``: Argonne, MLPerf, a vendor's or
+      an engine's own tables) left out whole: who measured, how, and on which stacks;
+    - ``stack``: one serving stack left out whole: a buyer's own stack, which no fold of
+      the kinds above hides.
+
+    Each kind with a column scores every row of a group of at least :data:`MIN_FOLD_ROWS`
+    rows exactly once, so a band read from one kind counts each row once."""
     out = []
     is_mlperf = (cases["table"] == "mlperf_llm").to_numpy()
     order = {r: i for i, r in enumerate(ROUNDS)}
@@ -130,15 +141,22 @@ def folds(cases: pd.DataFrame) -> list[Fold]:
         test = is_mlperf & (rank == order[r])
         train = ~is_mlperf | (rank < order[r])
         out.append(Fold("round", r, train, test))
-    for kind, column in (("chip family", "family"), ("model", "model")):
-        counts = cases[column].value_counts()
-        for name in sorted(counts[counts >= MIN_FOLD_ROWS].index):
-            test = (cases[column] == name).to_numpy()
-            out.append(Fold(kind, name, ~test, test))
+    out += _column_folds(cases, (("chip family", "family"), ("model", "model")))
     argonne = (cases["source"] == "Argonne").to_numpy()
     for length in sorted(cases.loc[argonne, "input_tokens"].unique()):
         test = argonne & (cases["input_tokens"] == length).to_numpy()
         out.append(Fold("length", f"{int(length)} prompt tokens", ~test, test))
+    return out + _column_folds(cases, (("campaign", "source"), ("stack", "stack")))
+
+
+def _column_folds(cases: pd.DataFrame, columns) -> list[Fold]:
+    """One fold per value of each ``column`` with at least :data:`MIN_FOLD_ROWS` rows."""
+    out = []
+    for kind, column in columns:
+        counts = cases[column].value_counts()
+        for name in sorted(counts[counts >= MIN_FOLD_ROWS].index):
+            test = (cases[column] == name).to_numpy()
+            out.append(Fold(kind, name, ~test, test))
     return out
 
 
@@ -240,5 +258,6 @@ def write(frames: dict[str, pd.DataFrame], overwrite: bool = False,
 
 
 __all__ = ["SOURCE", "CROSSVAL_TABLE", "TABLES", "FIXED", "CROSSVALIDATED", "CHIP_FAMILIES", "ROUNDS",
+           "MIN_FOLD_ROWS",
            "Fold", "rows", "tpot_tail", "fit_on", "folds", "crossval", "fits",
            "fixed_split", "build", "write"]

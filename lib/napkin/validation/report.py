@@ -24,7 +24,7 @@ from .fitting import STRUCTURES
 from .rows import group_of
 from .scoring import predict_cases, prepare
 
-__all__ = ["bands", "BANDS", "case_of", "CASES", "seen_in", "crossval", "error_band", "error_table", "errors",
+__all__ = ["bands", "BANDS", "BUYER_FOLDS", "POOLED_FOLDS", "case_of", "CASES", "seen_in", "crossval", "error_band", "error_table", "errors",
            "factor_stats", "PEER_TABLE", "peer_errors", "scored", "with_rows"]
 
 #: The scenarios other chapters quote, and the groups of rows each covers.
@@ -33,7 +33,21 @@ BANDS = {"offline": ("MLPerf Offline",),
          "static": ("Argonne static batch",),
          "published": None,  # every other published table
          "all": None}
-CASES = ("new", "seen", "all")
+#: The folds the ``"new"``, ``"seen"`` and ``"all"`` cases pool (a row scored in several
+#: counts once per fold): a new chip family, model, MLPerf round or prompt length.
+POOLED_FOLDS = ("round", "chip family", "model", "length")
+#: The buyer's cases: one fold kind each, which scores every row once
+#: (:func:`napkin.validation.derive.folds`), and the rows of it read: ``"new stack"`` is a
+#: buyer's question, a chip or model the fit has not seen on a stack it has not seen;
+#: ``"new campaign"`` every row of a campaign left out whole.
+BUYER_FOLDS = {"new stack": ("stack", "new"), "new campaign": ("campaign", None)}
+CASES = ("new", "seen", "all") + tuple(BUYER_FOLDS)
+_CASE_TEXT = {"new": "a chip or model the fit had not seen",
+              "seen": "a chip and model the fit had seen",
+              "all": "every cross-validated row",
+              "new stack": "a chip or model the fit had not seen, on a serving stack it had "
+                           "not seen, each row once",
+              "new campaign": "a measurement campaign the fit had not seen, each row once"}
 #: A peer calculator's predictions of the published rows (``benchmarks/peer_llm_analysis.py``).
 PEER_TABLE = "peer_llm_analysis"
 
@@ -118,9 +132,10 @@ def with_rows(predictions: pd.DataFrame) -> pd.DataFrame:
     return _errors(predictions.merge(cases, on=["table", tables.ROW_ID], how="inner"))
 
 
-@lru_cache(maxsize=1)
-def _crossval() -> pd.DataFrame:
+@lru_cache(maxsize=4)
+def _crossval(kinds: tuple[str, ...]) -> pd.DataFrame:
     stored_cv = _crossval_table()
+    stored_cv = stored_cv[stored_cv["fold_kind"].isin(kinds)]
     folds = stored_cv[stored_cv["structure"] == MODEL][["fold_kind", "fold", "table",
                                                         tables.ROW_ID, "case"]]
     fitted = set(stored_cv["structure"])
@@ -132,12 +147,26 @@ def _crossval() -> pd.DataFrame:
     return with_rows(pd.concat([stored_cv] + unfitted, ignore_index=True))
 
 
-def crossval() -> pd.DataFrame:
-    """Every out-of-fold prediction: those :func:`napkin.validation.derive.crossval` stored
-    for the fitted structures, and for the structures that fit nothing (the essay's rule, the
-    plain roofline) their predictions of the same rows in the same folds; each with its
-    row's measurement, group and errors."""
-    return _crossval()
+def crossval(kinds=POOLED_FOLDS) -> pd.DataFrame:
+    """Every out-of-fold prediction in folds of ``kinds`` (:func:`napkin.validation.derive.
+    folds`; by default those the ``"new"``, ``"seen"`` and ``"all"`` cases pool): those
+    :func:`napkin.validation.derive.crossval` stored for the fitted structures, and for the
+    structures that fit nothing (the essay's rule, the plain roofline) their predictions of
+    the same rows in the same folds; each with its row's measurement, group and errors."""
+    return _crossval(tuple(kinds))
+
+
+def _in_case(case: str, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The out-of-fold predictions of ``case`` (:data:`CASES`): a buyer's case reads its own
+    fold kind, the others the pooled folds (or ``frame``) by their ``case`` column."""
+    if case not in CASES:
+        raise ValueError(f"unknown case {case!r}; known: {', '.join(CASES)}")
+    if case in BUYER_FOLDS:
+        kind, pair = BUYER_FOLDS[case]
+        cv = crossval((kind,))
+        return cv if pair is None else cv[cv["case"] == pair]
+    cv = crossval() if frame is None else frame
+    return cv if case == "all" else cv[cv["case"] == case]
 
 
 def _in_scenario(df: pd.DataFrame, scenario: str) -> pd.DataFrame:
@@ -155,12 +184,10 @@ def bands(structures=None, frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """The cross-validated errors per scenario, case and structure (a row scored in several
     folds counts once per fold), of :func:`crossval` or of ``frame`` (out-of-fold
     predictions through :func:`with_rows`)."""
-    cv = crossval() if frame is None else frame
     out = []
     for scenario in BANDS:
-        part = _in_scenario(cv, scenario)
-        for case in CASES:
-            sel = part if case == "all" else part[part["case"] == case]
+        for case in CASES if frame is None else CASES[:3]:
+            sel = _in_scenario(_in_case(case, frame), scenario)
             for name, g in sel.groupby("structure", sort=False):
                 if structures is None or name in structures:
                     out.append({"scenario": scenario, "case": case, "structure": name,
@@ -187,17 +214,15 @@ def error_band(scenario: str = "all", case: str = "new", structure: str = MODEL)
     MLPerf Offline; ``"server"``: MLPerf Server and Interactive; ``"static"``: Argonne's
     static-batch latencies; ``"published"``: the engines' and vendors' own tables; ``"all"``)
     and ``case``: ``"new"``, a chip or model the fit has not seen (the question a reader
-    asks of a new machine), ``"seen"``, a chip and model it has, or ``"all"``. Returns rows,
+    asks of a new machine), ``"seen"``, a chip and model it has, or ``"all"``; or a buyer's
+    case, each row counted once: ``"new stack"``, a chip or model the fit has not seen on a
+    serving stack left out whole (a buyer's own stack), ``"new campaign"``, every row of a
+    measurement campaign left out whole. Returns rows,
     median and 90th-percentile factor, speed bias factor, and a sentence to quote."""
-    if case not in CASES:
-        raise ValueError(f"unknown case {case!r}; known: {', '.join(CASES)}")
-    cv = _in_scenario(crossval(), scenario)
+    cv = _in_scenario(_in_case(case), scenario)
     cv = cv[cv["structure"] == structure]
-    if case != "all":
-        cv = cv[cv["case"] == case]
     s = factor_stats(cv["log_ratio"], cv["speed"])
-    which = {"new": "a chip or model the fit had not seen", "seen": "a chip and model the "
-             "fit had seen", "all": "every cross-validated row"}[case]
+    which = _CASE_TEXT[case]
     return {**s, "scenario": scenario, "case": case, "structure": structure,
             "text": (f"within x{s['median']:.2f} of the measured value for half of the rows "
                      f"and x{s['p90']:.2f} for nine in ten ({which}; cross-validated, "
