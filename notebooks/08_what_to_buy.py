@@ -31,7 +31,8 @@
 #   (<a href="#T_table-buy-decisions">the decisions</a>); among unified-memory desk machines the {glue:text}`chat_apple`
 #   ({glue:text}`chat_apple_tps:.0f` tokens/s) finishes a short request before DGX Spark
 #   ({glue:text}`chat_apple_whole:.0f` s against {glue:text}`chat_spark_whole:.0f` s), which
-#   wins the long one (<a href="#T_table-buy-chat">the chat ranking</a>).
+#   wins the long one{glue:md}`agent_overlap` (<a href="#T_table-buy-chat">the chat
+#   ranking</a>).
 # - For {glue:text}`many_users:d` users at once, memory decides first: the
 #   {glue:text}`many_first` gives each about {glue:text}`many_first_tps:.0f` tokens/s while
 #   decoding ({glue:text}`many_first_cal:.0f` on chapter 9's calibrated model, which serves
@@ -316,7 +317,7 @@ glue_all({
 # outside its family's quartiles, its range is widened to take them in, and some fall far
 # outside. The Ultras' runs sit at {glue:text}`ultra_own_low:.0%` to
 # {glue:text}`ultra_own_high:.0%`, below Apple's first quartile: the essay's "Ultra-tier
-# bandwidth that doesn't convert". The datacenter GPUs' llama.cpp runs sit lower still: the
+# bandwidth that doesn't convert". The datacenter GPUs' llama.cpp runs sit as low or lower: the
 # scoreboard's H100, which one copy labels SXM and another PCIe, reaches
 # {glue:text}`h100_frac_sxm:.0%` of an SXM card's ceiling ({glue:text}`h100_bw_sxm:,.0f`
 # GB/s) or {glue:text}`h100_frac_pcie:.0%` of a PCIe card's ({glue:text}`h100_bw_pcie:,.0f`
@@ -880,6 +881,15 @@ glue_all({
     "agent_spark_whole": whole_agent["DGX Spark"],
     "agent_apple_whole": whole_agent[local["machine"]],
 })
+# the same whole request at the ends of the ranges: the fast end with the fast decode
+agent_ends = {m: (r.loc[m, "ttft_fast_s"] + agent.output_tokens / r.loc[m, "decode_high_tok_per_s"],
+                  r.loc[m, "ttft_slow_s"] + agent.output_tokens / r.loc[m, "decode_low_tok_per_s"])
+              for m in ("DGX Spark", local["machine"])}
+spark_end, apple_end = agent_ends["DGX Spark"], agent_ends[local["machine"]]
+glue_markdown("agent_overlap", (
+    f", though their ranges overlap ({spark_end[0]:.0f}-{spark_end[1]:.0f} s against "
+    f"{apple_end[0]:.0f}-{apple_end[1]:.0f} s)") if spark_end[1] >= apple_end[0] else
+    " at every end of the ranges")
 assert whole["DGX Spark"] > whole[local["machine"]]
 assert whole_agent["DGX Spark"] < whole_agent[local["machine"]]
 assert rc.loc["DGX Spark", "ttft_mid_s"] < local["ttft_mid_s"]
@@ -949,7 +959,8 @@ glue_markdown("chat_cards", "; ".join(
 # prompt the writing dominates, and the {glue:text}`chat_apple` finishes in
 # {glue:text}`chat_apple_whole:.0f` s against DGX Spark's {glue:text}`chat_spark_whole:.0f` s;
 # with the agent's long prompt DGX Spark finished first ({glue:text}`agent_spark_whole:.0f` s
-# against {glue:text}`agent_apple_whole:.0f` s). The essay's mirror image, computed.
+# against {glue:text}`agent_apple_whole:.0f` s{glue:md}`agent_overlap`). The essay's mirror
+# image, computed.
 #
 # Of the machines with a vendor price ({glue:text}`chat_priced`), the whole machine that
 # costs least per token/s of decode at the family's middle discount is the
@@ -1198,7 +1209,8 @@ tables.styled(pd.DataFrame({
     "next": [f"{r.next} (x{r.next_margin:.2f})" if r.next else "none"
              for r in decisions.itertuples()]}), "table-buy-decisions", {
     "workload": "Workload", "best": "Ranked first (middle, range)",
-    "ties": "Tied with it (ranges overlap)", "next": "First behind at every end (times)"})
+    "ties": "Tied with it (ranges overlap)",
+    "next": "First behind at every end (times, by the middles)"})
 
 # %% tags=["hide-input"]
 by_workload = decisions.set_index("workload")
@@ -1224,7 +1236,7 @@ for wl in ("chat", "many users"):
 # %% [markdown]
 # For the coding agent the answer holds: the {glue:text}`dec_agent_best` is ahead of every
 # machine at every end of the ranges, the nearest, the {glue:text}`dec_agent_next`, by
-# x{glue:text}`dec_agent_margin:.2f`. For chat and for many
+# x{glue:text}`dec_agent_margin:.2f` between the middles. For chat and for many
 # users it does not: the {glue:text}`dec_chat_best` is first for chat by its middle estimate,
 # but {glue:text}`dec_chat_ties:d` machines' ranges overlap its own (the
 # {glue:md}`dec_chat_tied`), and {glue:text}`dec_many_ties:d` overlap the

@@ -543,7 +543,9 @@ tables.styled(shown, "table-validation-ablation", {
 # - **round**: MLPerf's rolling origin, each round from {glue:text}`first_scored_round` on
 #   scored by a fit on the rounds before it (a calibration made before a round meets it);
 # - **chip family**: one family of chips left out (an H100 and a GH200 are one family);
-# - **model**: one model left out;
+# - **model**: one model left out (its architectural twins stay in the fit: with Llama 2 70B
+#   out, Llama 3 70B and Llama 3.3 70B, whose layers are the same shape, still train it, so
+#   this is the friendlier half of the *new* case);
 # - **length**: Argonne's rows of one prompt length left out (a chip and model the fit has
 #   seen, at a length it has not);
 # - **stack**: one serving stack left out whole, as a buyer's own stack is new to the fit;

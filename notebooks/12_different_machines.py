@@ -55,7 +55,7 @@ from napkin import buying, catalog, kvcache, tables, validation
 from napkin.models import load_config
 from napkin.split import figures as charts
 from napkin.prose import glue, glue_all, glue_markdown
-from napkin.split import desk, published, servers
+from napkin.split import desk, pools, published, servers
 
 LINKS = tables.load("links").set_index("link")
 TEN_GBE = float(LINKS.loc["10 GbE", "bandwidth_GB_per_s"])
@@ -375,6 +375,8 @@ assert every["mixed_gain"].max() < 1 and len(mixed_wins) >= 1, "reword 12.4's ve
 winners = pd.concat([every.assign(chips="every chip chapter 11 prices"),
                      nv.assign(chips="NVIDIA's chips only")]).reset_index()
 glue("srv_link_GBps", servers.link_per_server(8))
+glue("srv_max_batch", pools.MAX_BATCH)
+assert server_table["batches"].str.endswith(f"/{pools.MAX_BATCH}").any()  # "the cap binds"
 levels = {w.name: w for w in servers.workloads()}
 glue_all({
     "ia_ttft": levels["interactive chat"].ttft_limit_s,
@@ -388,7 +390,9 @@ glue_all({
 # stream of requests. **One machine for both** batches continuously, its prompts
 # interrupting its answers, so every user's decode step is stretched by the share of the
 # machine's time that goes to prompts. A **split** keeps a prefill pool and a decode pool,
-# each at the largest batch its own limit allows, the caches crossing one
+# each at the largest batch its own limit allows up to the engine's cap
+# ({glue:text}`srv_max_batch:,d` sequences, which binds for the fastest decode pools), the
+# caches crossing one
 # {glue:md}`l_ib` per GPU ({glue:text}`srv_link_GBps:.0f` GB/s per 8-GPU server); each pool is sized to the
 # stream. `napkin.split.pools` has both; here, {glue:text}`srv_model` at 16 bits on 8-GPU
 # servers of every chip chapter 11 prices, for every pair:
@@ -424,10 +428,11 @@ napkin.Figure(
 #
 # Among NVIDIA's chips, the ones Splitwise mixes, the title's deployment wins: the cheapest
 # design for {glue:text}`nv_n_mixed:d` of the {glue:text}`nv_n:d` workloads is
-# {glue:md}`nv_mixed_pairs`, a compute-rich chip prefilling for a cheap one with fast memory
-# ({glue:md}`nv_mixed_list`). It does not win for the {glue:md}`nv_not_mixed`. A split of two
-# kinds pays when one kind is the cheaper way to buy arithmetic and the other the cheaper way
-# to buy bandwidth; whether such a pair exists is a question of prices as much as of chips.
+# {glue:md}`nv_mixed_pairs`, the compute-rich chip prefilling for one that rents for less by
+# the hour and holds the decode batch ({glue:md}`nv_mixed_list`). It does not win for the
+# {glue:md}`nv_not_mixed`. A split of two kinds pays when one kind is the cheaper way to buy
+# the prompt's arithmetic and the other the cheaper way to hold and read the answers' caches;
+# whether such a pair exists is a question of prices as much as of chips.
 # Every design here is priced on chapter 9's step model, whose band for a buyer's question
 # (a chip or model it has not seen, on a serving stack it has not seen) is
 # x{glue:text}`srv_band_median:.2f` for half of MLPerf's Server and Interactive rows; a saving

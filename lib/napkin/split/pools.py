@@ -36,10 +36,12 @@ from ..catalog import config as catalog_config
 from ..units import GB
 from .pair import DoesNotFit, _side, arrival_s, phase_seconds
 
-__all__ = ["Design", "design", "one_machine", "Pool", "rented_price", "rented_power"]
+__all__ = ["Design", "design", "MAX_BATCH", "one_machine", "Pool", "rented_price", "rented_power"]
 
 #: The largest prompt batch tried on a prefill instance.
 MAX_PREFILL_BATCH = 256
+#: The most sequences one engine decodes at once (a serving engine's cap on its batch).
+MAX_BATCH = 1024
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,7 @@ def _price_of(chip, n, usd_per_chip_hour, watts_per_chip):
 def one_machine(machine, model, *, weights="fp16", kv="fp16", input_tokens: int,
                 output_tokens: int, ttft_limit_s: float, tpot_limit_s: float,
                 usd_per_chip_hour: Callable[[str], float] = rented_price,
-                watts_per_chip: Callable[[str], float] = rented_power, max_batch: int = 1024,
+                watts_per_chip: Callable[[str], float] = rented_power, max_batch: int = MAX_BATCH,
                 calibration=None, name: str | None = None) -> Design:
     """One kind of machine for both phases, batching continuously (module docstring): its
     prompts interrupt its answers, so a decode step of ``s`` seconds is seen as
@@ -243,7 +245,7 @@ class _Phases:
 def design(prefill, decode, model, *, weights="fp16", kv="fp16", input_tokens: int,
            output_tokens: int, link_gb_per_s: float, ttft_limit_s: float, tpot_limit_s: float,
            usd_per_chip_hour: Callable[[str], float] = rented_price,
-           watts_per_chip: Callable[[str], float] = rented_power, max_batch: int = 1024,
+           watts_per_chip: Callable[[str], float] = rented_power, max_batch: int = MAX_BATCH,
            overlap: bool = True, calibration=None, name: str | None = None) -> Design:
     """A split design: a prefill pool of ``prefill`` instances and a decode pool of
     ``decode`` instances, each at its largest batch within the limits, the caches crossing
