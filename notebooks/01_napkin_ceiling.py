@@ -483,8 +483,9 @@ for way in ("file", "read"):
 # at a median of {glue:text}`moe_measured:.0f`. Over the {glue:text}`moe_pairs:d` machine and
 # mixture pairs of chapter 2's benchmark files, the file's reading misses by
 # x{glue:text}`moe_file_err_min:.1f` to x{glue:text}`moe_file_err_max:.1f`, the token's by
-# x{glue:text}`moe_read_err_min:.2f` to x{glue:text}`moe_read_err_max:.2f`; what is left is
-# the discount, which runs from machine to machine as the sections above found.
+# x{glue:text}`moe_read_err_min:.2f` to x{glue:text}`moe_read_err_max:.2f`, either way (the
+# table gives each pair's direction); what is left is the discount, which runs from machine
+# to machine as the sections above found.
 
 # %%
 tables.styled(by_read, "moe-rule", {

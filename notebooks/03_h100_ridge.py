@@ -602,7 +602,8 @@ glue_all({
 # of context**. That counts arithmetic and bytes only; memory runs out sooner. The group of
 # four GPUs holds only {glue:text}`fit_short:,d` sequences of {glue:text}`short_context:,d`
 # tokens beside the weights, and from {glue:text}`turn_group:,d` tokens on it holds fewer than
-# the ridge needs (chapter 4 finds the same turn on {glue:md}`turn_chips`, with 8-bit weights).
+# the ridge needs (chapter 4 finds a turn of the same kind on {glue:md}`turn_chips`, single
+# GPUs with 8-bit weights, at other contexts).
 # Among the {glue:text}`n_roofs:d` datacenter GPUs in the figure below, the chips with lower
 # ridge points hold out longer ({glue:text}`limit_max:,.0f` tokens on the
 # {glue:text}`limit_max_chip`), the ones with higher ridge points give up sooner

@@ -676,9 +676,14 @@ napkin.Figure(
 sp = spread.set_index(["sigma", "allocator"])
 glue_all({
     "oracle_flat": sp.loc[(0.0, "oracle"), "token"],
-    "oracle_wide": sp.loc[(sigmas[-1], "oracle"), "token"],
+    "sigma_first": sigmas[1],
     "sigma_wide": sigmas[-1],
     "paged_min_spread": spread[spread["allocator"] == "paged"]["token"].min(),
+})
+varied = spread[(spread["allocator"] == "oracle") & (spread["sigma"] > 0)]["token"]
+glue_all({
+    "oracle_vary_low": varied.min(),
+    "oracle_vary_high": varied.max(),
 })
 flat = S.requests(sigma=0, n=1)
 glue_all({
@@ -693,8 +698,9 @@ assert sp.loc[(0.0, "paged"), "mean_batch"] > sp.loc[(sigmas[-1], "paged"), "mea
 # With every request {glue:text}`flat_length:d` tokens long the Oracle is nearly as good as
 # a reservation can be: each request sits in a {glue:text}`flat_chunk:d`-token chunk and
 # wastes only the room for its unwritten output, leaving {glue:text}`oracle_flat:.0%` of
-# memory holding tokens. Once lengths vary, chunks of many sizes fragment the memory and it
-# drops to about {glue:text}`oracle_wide:.0%` at a spread of {glue:text}`sigma_wide:.1f`.
+# memory holding tokens. As soon as lengths vary, chunks of many sizes fragment the memory:
+# at every spread from {glue:text}`sigma_first:.2f` to {glue:text}`sigma_wide:.1f` it holds
+# {glue:text}`oracle_vary_low:.0%` to {glue:text}`oracle_vary_high:.0%` of memory in tokens.
 # Paging never falls below {glue:text}`paged_min_spread:.1%`. Its batch does shrink, from
 # {glue:text}`paged_batch_flat:.0f` to {glue:text}`paged_batch_wide:.0f` sequences, but for
 # a different reason: with a long tail, the sequences in memory at any moment are mostly

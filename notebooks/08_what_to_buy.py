@@ -1168,6 +1168,7 @@ buyer_band = validation_report.error_band("server", "new stack")
 glue_all({
     "dc_buyer_median": buyer_band["median"],
     "dc_buyer_p90": buyer_band["p90"],
+    "dc_buyer_n": buyer_band["n"],
 })
 
 # %% [markdown]
@@ -1177,10 +1178,10 @@ glue_all({
 # on and x{glue:text}`dc_server_p90:.2f` for nine in ten (cross-validated), and within
 # x{glue:text}`dc_new_median:.2f` for half and x{glue:text}`dc_new_p90:.2f` for nine in ten
 # of the pairs of chip and model it had not seen,
-# which is the case of the {glue:md}`dc_new_chips` with this model. A buyer who serves on a
-# stack of their own asks a harder question: on a serving stack the fit never saw, the band
-# is x{glue:text}`dc_buyer_median:.2f` for half and x{glue:text}`dc_buyer_p90:.2f` for nine in
-# ten (chapter 9). Serving these users
+# which is the case of the {glue:md}`dc_new_chips` with this model. For a buyer who serves on
+# a stack of their own, chapter 9's band for a pair the fit had not seen on a stack it had not
+# seen is x{glue:text}`dc_buyer_median:.2f` for half and x{glue:text}`dc_buyer_p90:.2f` for
+# nine in ten, on only {glue:text}`dc_buyer_n:d` such Server and Interactive rows. Serving these users
 # continuously, each new request's prompt is prefilled in the same
 # steps as everyone's decode, and its steps come out {glue:md}`dc_bound`-bound, with
 # tokens/s per user of {glue:md}`dc_calibrated`. The decode-only step above, at the
@@ -1234,8 +1235,9 @@ for wl in ("chat", "many users"):
     assert len(tied) > 1 and not any(buying.machine(m).prices for m in tied)
 
 # %% [markdown]
-# For the coding agent the answer holds: the {glue:text}`dec_agent_best` is ahead of every
-# machine at every end of the ranges, the nearest, the {glue:text}`dec_agent_next`, by
+# For the coding agent the answer holds among the machines ranked: the
+# {glue:text}`dec_agent_best` is ahead of every one of them at every end of the ranges, the
+# nearest, the {glue:text}`dec_agent_next`, by
 # x{glue:text}`dec_agent_margin:.2f` between the middles. For chat and for many
 # users it does not: the {glue:text}`dec_chat_best` is first for chat by its middle estimate,
 # but {glue:text}`dec_chat_ties:d` machines' ranges overlap its own (the

@@ -100,6 +100,7 @@ from napkin import buying, catalog, costs, decide, errata, tables
 from napkin.costs import chapter, energy, page, power, prices, service
 from napkin.costs import figures as charts
 from napkin.prose import count, glue, glue_all, glue_markdown
+from napkin.predict import calibration
 from napkin.validation.report import error_band
 
 w = chapter.headline()
@@ -667,6 +668,10 @@ mi_quote = prices.rental_price("MI300X")
 assert (prices.rental_quotes("MI300X")["confidence"] == "low").all()  # "rated low" below
 mi_overlap = mi_usd["usd_per_mtok_high"] >= best["usd_per_mtok_low"]
 assert mi.n_chips == 1  # the prose below: "one chip holds the weights and ... caches"
+# the stacks chapter 9's fit knows on AMD's chips (10 rows or more), against the typical one
+amd_stacks = [st.efficiency for n, st in calibration.stacks().items()
+              if "/AMD/" in n and st.rows >= 10]
+assert max(amd_stacks) < 1  # the prose: "would be higher"
 glue_all({
     "mi_quotes": mi_quote["quotes"],
     "mi_q_low": mi_quote["low"],
@@ -681,6 +686,8 @@ glue_all({
     "mi_p90": mi.band_p90,
     "mi_seen_p90": best["band_p90"],
     "mi_vs_best": best["usd_per_mtok"] / mi_usd["usd_per_mtok"],
+    "amd_eff_low": min(amd_stacks),
+    "amd_eff_high": max(amd_stacks),
 })
 ends = (f"{mi_usd['usd_per_mtok_high']:.2f} at the MI300X's dear end, "
         f"{best['usd_per_mtok_low']:.2f} at the cheap end of {chapter.way_name(best)}")
@@ -700,8 +707,12 @@ glue_markdown("mi_verdict", f"the two ranges overlap ({ends}), so the order is n
 # {glue:text}`mi_speed:.1f` tokens a second each for {glue:text}`mi_usd:.2f` dollars per
 # million output tokens ({glue:text}`mi_low:.2f` to {glue:text}`mi_high:.2f`), while the
 # table's cheapest way costs {glue:text}`mi_vs_best:.1f` times as much; but
-# {glue:md}`mi_verdict`. One chip holds the weights and all those users' caches, so one
-# GPU-hour's price buys the whole engine; chapter 12 prices pools of it on the same quotes.
+# {glue:md}`mi_verdict`. It is priced on the typical serving stack, and chapter 9's fit puts
+# the stacks it has seen on AMD's chips at {glue:text}`amd_eff_low:.2f` to
+# {glue:text}`amd_eff_high:.2f` times the typical stack's share of peak: on such a stack the
+# MI300X's price would be higher than this. One chip holds the weights and all those users'
+# caches, so one GPU-hour's price buys the whole engine; chapter 12 prices pools of it on the
+# same quotes.
 
 # %% [markdown]
 # Read against their bands, the ways that meet the level rank as below: each against the

@@ -321,10 +321,10 @@ napkin.Figure(
 #
 # For a buyer starting from nothing the answer is no: the fastest pair is at best
 # x{glue:text}`pair_best:.2f` and at worst x{glue:text}`pair_worst:.2f` of the fastest
-# machine alone, the {glue:md}`best_alone`. The essay's premise, that no desk machine is
-# both compute-rich and bandwidth-rich, does not hold for it: a workstation card with
-# {glue:text}`pro_GB:.0f` GiB and {glue:text}`pro_TBps:.2f` TB/s is both, and a split only
-# moves the decode onto slower memory. "Different machines" is advice for the machines
+# machine alone, the {glue:md}`best_alone`. The split pays on a desk because no desk
+# machine there is both the fastest to prefill and the fastest to decode; a workstation card
+# with {glue:text}`pro_GB:.0f` GiB and {glue:text}`pro_TBps:.2f` TB/s is both, and a split
+# only moves the decode onto memory no faster and adds the cache's transfer. "Different machines" is advice for the machines
 # people own, and for the servers of the next section. A split also needs both machines to
 # hold the weights, since the prefill side runs every layer too: Llama 3.3 70B at 4 bits
 # fits {glue:text}`held_70b:d` of the {glue:text}`n_desk:d` machines, so only
@@ -585,9 +585,9 @@ napkin.Figure(
 # There the calibration does earn its place: the first token is within
 # x{glue:text}`ph_ttft_book:.2f` (the plain roofline x{glue:text}`ph_ttft_roof:.1f`), the
 # time between tokens within x{glue:text}`ph_tbt_book:.2f` (x{glue:text}`ph_tbt_roof:.1f`),
-# for the median of the {glue:text}`n_phase_pairs:d` machine and trace pairs. The paper's vLLM, as it was then, decoded more
-# slowly than the serving engines chapter 9 was fitted on, which is where most of the
-# remaining miss lies. None of these rows were used to fit anything: the step model's
+# for the median of the {glue:text}`n_phase_pairs:d` machine and trace pairs. The paper ran
+# vLLM as it was then, a stack chapter 9's fit never saw, so the buyer's band of chapter 9 is
+# the one to read these misses against. None of these rows were used to fit anything: the step model's
 # parameters are chapter 9's, and the pools have none.
 
 # %% [markdown]

@@ -200,10 +200,10 @@ def sentence(record: dict | None, acceptance: float) -> str:
             f"{r.flops_per_s / 1e9:,.0f} GFLOP/s and memory at "
             f"{r.bandwidth_bytes_per_s / 1e9:,.1f} GB/s.")
     if deep.loc[steps[0], "relative"] > 1.5 * deep.loc[steps[0], "predicted_relative"]:
-        text += (" Steps of a few tokens cost far more than the roofline says here: "
-                 "llama.cpp's CPU path for small batches does not share one read of the "
-                 "weights among their tokens the way its prefill path does (plausibly the "
-                 "small-batch matmul path chapter 3's batch curve ran into).")
+        text += (" Steps of a few tokens cost far more than the roofline says here, as if "
+                 "they did not share one read of the weights the way a prefill does; this run "
+                 "does not say why (a small-batch matmul path in llama.cpp, such as chapter "
+                 "3's batch curve ran into, is one candidate, the machine's load another).")
     text += (f" The synthetic draft's step cost **{share['share'].iloc[-1]:.0%}** of the "
              f"target's (its bytes predict {share['predicted_share'].iloc[-1]:.0%}). With "
              f"the first drafted token accepted {acceptance:.0%} of the time and later ones "

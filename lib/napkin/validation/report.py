@@ -38,15 +38,16 @@ BANDS = {"offline": ("MLPerf Offline",),
 POOLED_FOLDS = ("round", "chip family", "model", "length")
 #: The buyer's cases: one fold kind each, which scores every row once
 #: (:func:`napkin.validation.derive.folds`), and the rows of it read: ``"new stack"`` is a
-#: buyer's question, a chip or model the fit has not seen on a stack it has not seen;
+#: buyer's question, a chip and model the fit has not seen together, on a stack it has not
+#: seen;
 #: ``"new campaign"`` every row of a campaign left out whole.
 BUYER_FOLDS = {"new stack": ("stack", "new"), "new campaign": ("campaign", None)}
 CASES = ("new", "seen", "all") + tuple(BUYER_FOLDS)
 _CASE_TEXT = {"new": "a chip or model the fit had not seen",
               "seen": "a chip and model the fit had seen",
               "all": "every cross-validated row",
-              "new stack": "a chip or model the fit had not seen, on a serving stack it had "
-                           "not seen, each row once",
+              "new stack": "a chip and model the fit had not seen together, on a serving "
+                           "stack it had not seen, each row once",
               "new campaign": "a measurement campaign the fit had not seen, each row once"}
 #: A peer calculator's predictions of the published rows (``benchmarks/peer_llm_analysis.py``).
 PEER_TABLE = "peer_llm_analysis"
@@ -215,8 +216,8 @@ def error_band(scenario: str = "all", case: str = "new", structure: str = MODEL)
     static-batch latencies; ``"published"``: the engines' and vendors' own tables; ``"all"``)
     and ``case``: ``"new"``, a chip or model the fit has not seen (the question a reader
     asks of a new machine), ``"seen"``, a chip and model it has, or ``"all"``; or a buyer's
-    case, each row counted once: ``"new stack"``, a chip or model the fit has not seen on a
-    serving stack left out whole (a buyer's own stack), ``"new campaign"``, every row of a
+    case, each row counted once: ``"new stack"``, a chip and model the fit has not seen
+    together, on a serving stack left out whole (a buyer's own stack), ``"new campaign"``, every row of a
     measurement campaign left out whole. Returns rows,
     median and 90th-percentile factor, speed bias factor, and a sentence to quote."""
     cv = _in_scenario(_in_case(case), scenario)
