@@ -502,7 +502,7 @@ tables.styled(by_read, "moe-rule", {
 # a rate is not a wait: chapter 2's depth sweeps, for a coding agent's long prompt
 wait = phases.wait_table().set_index("machine")
 glue_all({
-    "wait_prompt": phases.LONG_PROMPT_TOKENS,
+    "wait_prompt": phases.long_prompt_tokens(),
     "wait_spark_prompt_s": wait.loc["DGX Spark", "prefill_s"],
     "wait_mac_prompt_s": wait.loc["M2 Ultra", "prefill_s"],
     "wait_spark_total_s": wait.loc["DGX Spark", "total_s"],

@@ -34,8 +34,9 @@
 #   ([the check](#spark-equation-check)).
 # - Prefill uses at most {glue:text}`peta_frac_oss_max:.1%` of the petaFLOP, a sparse
 #   figure; of the dense rates its builds ran in, at most {glue:text}`oss_int8_frac_max:.1%`
-#   of INT8 and {glue:text}`oss_last_frac_roof:.1%` of dense FP4. Decode runs at {glue:text}`decode_share_min:.0%` to {glue:text}`decode_share_max:.0%` of the
-#   ceiling its bandwidth sets ([prefill against the peaks](#fig-spark-prefill-flops)).
+#   of INT8 and {glue:text}`oss_last_frac_roof:.1%` of dense FP4. Decode runs at
+#   {glue:text}`decode_share_min:.0%` to {glue:text}`decode_share_max:.0%` of the ceiling its
+#   bandwidth sets ([prefill against the peaks](#fig-spark-prefill-flops)).
 # - Prefill loses the larger share of its speed with context in
 #   {glue:text}`share_pp_falls_more:.0%` of the cases measured, so the gap narrows with
 #   depth, to {glue:text}`gap_deep:.1f`x at the deepest point of the newest build
@@ -656,7 +657,7 @@ wait = phases.wait_table()
 by_machine = wait.set_index("machine")
 spark_w, mac_w = by_machine.loc["DGX Spark"], by_machine.loc["M2 Ultra"]
 glue_all({
-    "wait_prompt": phases.LONG_PROMPT_TOKENS,
+    "wait_prompt": phases.long_prompt_tokens(),
     "wait_answer": int(spark_w["answer_tokens"]),
     "wait_beyond": int(spark_w["tokens_past_deepest"]),
 })

@@ -134,12 +134,12 @@ glue_all({
     "essay_over": essay.claim("prefill_over_ridge"),
 })
 # what a reader waits for a coding agent's long prompt, on the setup of this chapter
-long_prompt = dict(n_chips=4, weights="fp16", kv="fp16", input_tokens=phases.LONG_PROMPT_TOKENS,
-                   output_tokens=1000, batch=1)
+long_prompt = dict(n_chips=4, weights="fp16", kv="fp16",
+                   input_tokens=phases.long_prompt_tokens(), output_tokens=1000, batch=1)
 waits = {name: napkin.predict("H100 SXM", "Llama-3.3-70B", calibration=cal, **long_prompt)
          for name, cal in (("calibrated", None), ("roofline", ROOFLINE))}
 glue_all({
-    "long_prompt": phases.LONG_PROMPT_TOKENS,
+    "long_prompt": phases.long_prompt_tokens(),
     "long_ttft_cal_s": waits["calibrated"].ttft_s,
     "long_ttft_roof_s": waits["roofline"].ttft_s,
     "long_tpot_cal_ms": 1e3 * waits["calibrated"].tpot_s,

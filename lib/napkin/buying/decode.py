@@ -79,8 +79,9 @@ def datacenter_quartiles(fastest_GB_per_s: float) -> dict:
     return {"family": DATACENTER, **_quartiles(fast["fraction_of_ceiling"]),
             "low": float(fast["fraction_of_ceiling"].min()),
             "high": float(fast["fraction_of_ceiling"].max()),
-            "runs": fast["run_id"].nunique(), "readings": len(fast), "chips": ", ".join(sorted(set(fast["chip"]))),
-            "fastest_GB_per_s": math.nan, "source_url": "; ".join(sorted(set(fast["source_url"])))}
+            "runs": fast["run_id"].nunique(), "readings": len(fast),
+            "chips": ", ".join(sorted(set(fast["chip"]))), "fastest_GB_per_s": math.nan,
+            "source_url": "; ".join(sorted(set(fast["source_url"])))}
 
 
 def _quartiles(f: pd.Series) -> dict:

@@ -20,8 +20,8 @@ Every name is importable from :mod:`napkin.phases` itself.
 
 from __future__ import annotations
 
-from .bench import (BENCH_FILE, DECODE, LONG_PROMPT_TOKENS, PREFILL, build_number, depth_pairs,
-                    essay_pair_by_build, is_moe, matches, mirror_table, nearest, partner, phase,
+from .bench import (BENCH_FILE, DECODE, PREFILL, build_number, depth_pairs, essay_pair_by_build,
+                    is_moe, long_prompt_tokens, matches, mirror_table, nearest, partner, phase,
                     retention, spark_bench, wait_seconds, wait_table)
 from .compute import (GUIDE_DATE, NATIVE_MXFP4_BUILD, NATIVE_MXFP4_DATE, NATIVE_MXFP4_SOURCE,
                       SM12X_CHIPS, achieved_flops, arithmetic_path_change, layer_params,
@@ -35,7 +35,7 @@ from .ratios import (EQUATION_CHIPS, LIVE_FAMILY, LIVE_SPREAD_COLUMNS, LLAMA2_Q4
                      spark_ratios, strix_llama2_q4, strix_ratios)
 
 __all__ = ["BENCH_FILE", "PREFILL", "DECODE", "build_number", "phase", "spark_bench",
-           "LONG_PROMPT_TOKENS", "wait_seconds", "wait_table",
+           "long_prompt_tokens", "wait_seconds", "wait_table",
            "depth_pairs", "essay_pair_by_build", "matches", "nearest", "partner", "retention",
            "mirror_table", "is_moe",
            "LLAMA2_Q4", "RATIO_COLUMNS", "spark_ratios", "flash_attention", "strix_ratios",

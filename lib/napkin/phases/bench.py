@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .. import tables
+from .. import essay, tables
 
 #: ``source_kind`` of rows read from the llama.cpp benchmark file or a copy of it.
 BENCH_FILE = "benches file"
@@ -86,8 +86,10 @@ def depth_pairs(model: str | None = None, file_only: bool = True) -> pd.DataFram
         .reset_index(drop=True)
 
 
-#: The reader's long prompt: the essay's coding agent pasting files (chapter 8's preset).
-LONG_PROMPT_TOKENS = 40_000
+def long_prompt_tokens() -> int:
+    """The reader's long prompt: the essay's coding agent pasting files (the essay's claim
+    that chapter 8's preset reads too)."""
+    return int(essay.claim("coding_agent_prompt"))
 
 
 def wait_seconds(depth_tokens, pp_tok_per_s, prompt_tokens: int, chunk: int = 2048) -> tuple:
@@ -103,12 +105,14 @@ def wait_seconds(depth_tokens, pp_tok_per_s, prompt_tokens: int, chunk: int = 20
     return float(np.interp(tokens, at, per_token).sum()), max(0, int(prompt_tokens - at[-1]))
 
 
-def wait_table(prompt_tokens: int = LONG_PROMPT_TOKENS, answer_tokens: int = 1000,
+def wait_table(prompt_tokens: int | None = None, answer_tokens: int = 1000,
                model: str = "gpt-oss-120b") -> pd.DataFrame:
     """What a reader waits on each machine of the depth sweeps (the newest build of each), for
     one ``prompt_tokens`` prompt of ``model`` and its ``answer_tokens`` answer: the prefill
     (:func:`wait_seconds`), then the answer at the deepest measured decode rate (a floor for
-    a deeper context), beside the empty-context rates a spec sheet's reader compares."""
+    a deeper context), beside the empty-context rates a spec sheet's reader compares;
+    ``prompt_tokens`` defaults to :func:`long_prompt_tokens`."""
+    prompt_tokens = long_prompt_tokens() if prompt_tokens is None else prompt_tokens
     pairs = depth_pairs(model)
     rows = []
     for machine, runs in pairs.groupby("machine"):
