@@ -628,7 +628,9 @@ napkin.Figure(
 # ## The software band
 #
 # Each stack's two multipliers in the published fit, and how far the model still is from
-# the rows of that stack: what knowing the stack buys, and what it leaves.
+# the rows of that stack: what knowing the stack buys, and what it leaves. These errors are
+# in-sample (the published fit trained on every one of these rows), so they are the least
+# the stack leaves; the stack folds above give the error on a stack the fit never saw.
 
 # %% tags=["hide-input"]
 band = chapter.software_band()
@@ -731,7 +733,8 @@ glue_markdown("h200_by_round", "; ".join(
 # {cite}`trtllm_deepseek_r1` use multi-token prediction: a small head drafts tokens that one
 # step verifies. The step model decodes one token per step, so it underestimates those runs:
 # the measured tokens per second per user are {glue:text}`mtp_b200:.1f` times the prediction
-# on the B200 and {glue:text}`mtp_h200:.1f` times on the H200. `napkin.predict.step_seconds`
+# on the B200 and {glue:text}`mtp_h200:.1f` times on the H200 (in-sample: the published fit
+# trained on these rows too). `napkin.predict.step_seconds`
 # takes the tokens a step verifies per sequence, so chapter 10 can put them back.
 #
 # **Queueing.** Over the {glue:text}`so_pairs:d` MLPerf systems that ran both Offline and

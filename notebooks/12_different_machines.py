@@ -268,6 +268,8 @@ glue_all({
     "help_lo": verdict["candidate_gain"].min(),
     "help_hi": verdict["candidate_gain"].max(),
 })
+least = verdict.loc[verdict["candidate_gain"].idxmin()]
+assert (least["workload"], least["model"]) == ("chat", "Llama-3.1-8B")  # the prose: "at the least"
 glue_markdown("best_helper", " and ".join(verdict["helper"].unique()))
 glue("best_help_hi", verdict["helper_gain"].max())
 by_case = verdict.set_index(["workload", "model"])
@@ -313,8 +315,9 @@ napkin.Figure(
 
 # %% [markdown]
 # Two answers, to two questions. For the owner of an M3 Ultra, a Spark as prefill helper
-# pays on every workload: x{glue:text}`help_lo:.2f` on a chat, whose {glue:text}`chat_prompt:,d`-token prompt is
-# too short for prefill to matter, up to x{glue:text}`help_hi:.2f` for a document question on
+# pays on every workload: at the least x{glue:text}`help_lo:.2f`, on a chat with Llama 3.1 8B,
+# whose {glue:text}`chat_prompt:,d`-token prompt is too short for prefill to matter on a model
+# that small, up to x{glue:text}`help_hi:.2f` for a document question on
 # a 70B model, and x{glue:text}`help_coding8:.2f` for the essay's coding agent with an 8B
 # model. The best helper the book knows is the {glue:md}`best_helper` (up to
 # x{glue:text}`best_help_hi:.1f`), because it prefills faster still.
@@ -324,11 +327,13 @@ napkin.Figure(
 # machine alone, the {glue:md}`best_alone`. The split pays on a desk because no desk
 # machine there is both the fastest to prefill and the fastest to decode; a workstation card
 # with {glue:text}`pro_GB:.0f` GiB and {glue:text}`pro_TBps:.2f` TB/s is both, and a split
-# only moves the decode onto memory no faster and adds the cache's transfer. "Different machines" is advice for the machines
-# people own, and for the servers of the next section. A split also needs both machines to
-# hold the weights, since the prefill side runs every layer too: Llama 3.3 70B at 4 bits
-# fits {glue:text}`held_70b:d` of the {glue:text}`n_desk:d` machines, so only
-# {glue:text}`pairs_70b:d` of the {glue:text}`pairs_all:d` ordered pairs can split it.
+# only moves the decode onto memory no faster and adds the cache's transfer. "Different
+# machines" is advice for the machines people own, and for the servers of the next section.
+# A split also needs both machines to hold the weights, since the prefill side runs every
+# layer too: Llama 3.3 70B at 4 bits fits at most {glue:text}`held_70b:d` of the
+# {glue:text}`n_desk:d` machines (with a chat's cache; a longer prompt's leaves fewer), so
+# only {glue:text}`pairs_70b:d` of the {glue:text}`pairs_all:d` ordered pairs can split a
+# chat with it.
 
 # %% [markdown]
 # (sec-split-servers)=
