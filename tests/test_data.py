@@ -24,8 +24,8 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
             # how many NICs and GPUs a system has (serving_links.csv)
             "nics_in_system", "gpus_in_system",
-            # how many cards an NVLink bridge joins (scaleup_topology.csv)
-            "gpus_in_bridge",
+            # how many chips a scale-up link joins (scaleup_topology.csv)
+            "gpus_in_domain",
             # the unit is in the same row's `unit` column (serving_papers_claims.csv)
             "value_low", "value_high",
             # the currency is in the same row's `currency` column (machine_prices.csv)
@@ -45,7 +45,10 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             # chapter 11: a data center's power usage effectiveness (datacenter_pue.csv)
             "pue", "year",
             # chapter 9's derived fits: rows fitted on, and a stack's two multipliers
-            "rows", "efficiency", "overhead"}
+            "rows", "efficiency", "overhead",
+            # multi-token prediction: drafts per step, and the tokens a step keeps
+            # (mtp_acceptance_length.csv)
+            "mtp_depth", "tokens_per_step"}
 SOURCE = re.compile(r"(?:https?://\S+|^essay#[a-z0-9-]+$)")
 
 

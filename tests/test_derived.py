@@ -52,13 +52,15 @@ def test_a_measured_value_changed_without_a_refit_is_named(data_copy):
 
 def test_a_row_inserted_and_the_table_edited_are_named(data_copy):
     s = pd.read_csv(data_copy / "serving_measurements.csv", dtype=str, keep_default_na=False)
-    new = s.iloc[[5]].assign(**{tables.ROW_ID: "serving-2861", "value": "1.0"})
+    next_id = f"serving-{s[tables.ROW_ID].str[len('serving-'):].astype(int).max() + 1:04d}"
+    new = s.iloc[[5]].assign(**{tables.ROW_ID: next_id, "value": "1.0"})
     pd.concat([s.iloc[:100], new, s.iloc[100:]]).to_csv(
         data_copy / "serving_measurements.csv", index=False)
     cv = data_copy / "step_model_crossval.csv"
-    cv.write_text(cv.read_text().replace(",26714.6,", ",26714.7,", 1))
+    header, first, rest = cv.read_text().split("\n", 2)
+    cv.write_text("\n".join([header, first + "1", rest]))   # one cell edited by hand
     problem = derived.check(cv)
-    assert "1 row added (serving-2861)" in problem
+    assert f"1 row added ({next_id})" in problem
     assert "step_model_crossval.csv itself was edited" in problem
 
 

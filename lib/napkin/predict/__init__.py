@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from ..units import GiB
 from .calibration import ROOFLINE, Calibration, calibrated
 from .engines import Constants, Engine, engine, engine_of, kv_format, weight_format
 from .experts import expected_distinct
+from .multitoken import accepted_tokens
 from .serve import closed_loop, continuous, memory_batch, static_batch, under_limits
 from .step import step_seconds
 
@@ -99,26 +100,40 @@ def _limit(name: str, value) -> float:
 def predict(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: str = "fp16",
             input_tokens: int, output_tokens: int, batch: int | None = None,
             ttft_limit_s: float | None = None, tpot_limit_s: float | None = None,
-            calibration: Calibration | None = None) -> Prediction:
+            calibration: Calibration | None = None, attention_dp: bool = False,
+            draft_tokens: int = 0) -> Prediction:
     """Serve ``model`` (a book model name or a Hugging Face config mapping) on ``n_chips``
     of ``chip`` (a book chip name) in tensor parallel, prompts of ``input_tokens`` and
     answers of ``output_tokens`` (means). See :class:`Prediction` for what comes back and the
     module docstring for how ``batch`` and the limits choose the batch. ``calibration``
-    defaults to the fitted parameters; :data:`ROOFLINE` gives the plain roofline."""
+    defaults to the fitted parameters; :data:`ROOFLINE` gives the plain roofline.
+
+    For a mixture of experts, ``attention_dp`` serves it with data-parallel attention and its
+    experts spread over every chip (:func:`~napkin.predict.engines.engine`), and
+    ``draft_tokens`` runs that many multi-token-prediction drafts in each decode step
+    (:mod:`~napkin.predict.multitoken`). Neither is part of the published fit yet: its
+    parameters were fitted with every engine tensor parallel and no drafts."""
     i, o = _tokens("input_tokens", input_tokens), _tokens("output_tokens", output_tokens)
     ttft_lim, tpot_lim = _limit("ttft_limit_s", ttft_limit_s), _limit("tpot_limit_s",
                                                                       tpot_limit_s)
     if batch is not None:
         batch = _tokens("batch", batch)
     cal = calibrated() if calibration is None else calibration
-    e = engine(chip, model, n_chips=n_chips, weights=weights, kv=kv)
+    if isinstance(draft_tokens, bool) or not isinstance(draft_tokens, (int, np.integer)) or \
+            draft_tokens < 0:
+        raise ValueError(f"draft_tokens must be a whole number >= 0, got {draft_tokens!r}")
+    drafts = int(draft_tokens)
+    e = engine(chip, model, n_chips=n_chips, weights=weights, kv=kv, attention_dp=attention_dp)
     c = e.constants
+    if drafts:
+        c = replace(c, verify_tokens=np.array([1.0 + drafts]),
+                    accepted_tokens=np.array([float(accepted_tokens(drafts))]))
     fits = int(memory_batch(c, i, o)[0])
     base = dict(chip=chip, model=e.model.name, n_chips=e.n_chips, weights=e.weights,
                 kv=kv_format(kv), input_tokens=i, output_tokens=o, memory_batch=fits)
     need = lambda b: (f"{b} sequences at a mean depth of {i + o / 2:,.0f} tokens need "  # noqa: E731
                       f"{b * e.kv_bytes(math.ceil(i + o / 2)) / GiB:,.1f} GiB of cache; "
-                      f"the engine has {e.deployment.kv_memory_bytes / GiB:,.1f} GiB")
+                      f"the engine has {e.kv_memory_bytes / GiB:,.1f} GiB")
     if fits < 1:
         return _infeasible(base, c, i, o, cal, need(1))
     limited = not (math.isnan(ttft_lim) and math.isnan(tpot_lim))
@@ -166,7 +181,7 @@ def _evaluate(base, c, i, o, cal, b, by, ttft_lim=math.nan, tpot_lim=math.nan,
     return Prediction(**base, batch=b if feasible else 0,
                       output_tokens_per_s=rate if feasible else 0.0,
                       per_chip_output_tokens_per_s=(rate if feasible else 0.0) / base["n_chips"],
-                      tpot_s=float(run["step_s"][0]), tpot_p99_s=tpot99,
+                      tpot_s=float(run["tpot_s"][0]), tpot_p99_s=tpot99,
                       ttft_s=float(run["first_token_s"][0]), ttft_p99_s=ttft99,
                       e2e_latency_s=e2e, static_output_tokens_per_s=b * o / e2e,
                       bound=str(run["bound"][0]), limited_by=by, feasible=feasible,

@@ -48,7 +48,15 @@ class Calibration:
       its own roof (:class:`napkin.predict.step.Cost`); the plain roofline takes the slower
       of all bytes and all FLOPs;
     - ``expert_ramp``: a mixture's routed experts each see only their share of the step's
-      tokens, and ramp with that share.
+      tokens, and ramp with that share;
+    - ``expert_parallel``: a row that states data-parallel attention with its experts spread
+      over every chip (:func:`napkin.predict.engines.engine`'s ``attention_dp``) is read so;
+      off, as tensor parallel;
+    - ``multi_token``: a row that states multi-token prediction keeps
+      :func:`~napkin.predict.multitoken.accepted_tokens` per step; off, one;
+    - ``wide_when_unstated``: a mixture of experts whose row states no layout may also have
+      run data-parallel attention, and the faster reading is kept (off in the published fit:
+      MLPerf's DeepSeek-R1 rows state none, and reading them so overpredicts them, chapter 9).
     """
 
     bandwidth_efficiency: float = 1.0
@@ -63,6 +71,9 @@ class Calibration:
     sequence_overhead_s: float = 0.0
     per_operator: bool = False
     expert_ramp: bool = False
+    expert_parallel: bool = False
+    multi_token: bool = False
+    wide_when_unstated: bool = False
 
     def __post_init__(self):
         for name in ("bandwidth_efficiency", "compute_efficiency", "link_efficiency"):
@@ -81,8 +92,9 @@ class Calibration:
         return asdict(self)
 
 
-#: The plain roofline: peaks reached, nothing else paid, tensor parallelism free.
-ROOFLINE = Calibration(communication=False)
+#: The plain roofline: peaks reached, nothing else paid, communication free; a row's stated
+#: layout and drafts read as stated.
+ROOFLINE = Calibration(communication=False, expert_parallel=True, multi_token=True)
 
 #: Where the fitted parameters are stored, and the fit a chapter uses unless it asks for
 #: another (the other is the fixed split's, chapter 9's held-out table).

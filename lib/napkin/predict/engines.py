@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Mapping
 
 import numpy as np
+import pandas as pd
 
 from .. import catalog, deployment, hardware, kvcache, roofline, tables
 from ..models import BITS_PER_WEIGHT, load_config, require_int
@@ -42,6 +43,9 @@ KV_ALIASES = {"fp16": "f16", "fp32": "f32", "float16": "f16", "bfloat16": "bf16"
 #: Bytes of one activation element moved by an all-reduce (serving engines keep activations
 #: in 16 bits even when weights are FP8 or FP4).
 ACTIVATION_BYTES = 2
+#: Bytes per activation element of expert parallelism's all-to-all, there and back: tokens
+#: go to their experts in FP8 and come back in 16 bits (DeepEP's dispatch and combine).
+DISPATCH_BYTES = 1 + 2
 
 
 def weight_format(name: str) -> str:
@@ -73,6 +77,28 @@ def _count(name: str, value, minimum: int = 1) -> int:
     return int(value)
 
 
+def _topology(chip: str):
+    """The chip's row of ``data/scaleup_topology.csv``, or None."""
+    topology = tables.load("scaleup_topology")
+    row = topology[topology["chip"] == chip]
+    return None if row.empty else row.iloc[0]
+
+
+def domain_size(chip: str) -> float:
+    """How many chips the scale-up link joins (a board's switch or mesh, a bridge, a rack's
+    NVLink domain), from ``data/scaleup_topology.csv``; inf where the table says nothing (any
+    group is taken to share one domain)."""
+    row = _topology(chip)
+    return math.inf if row is None or pd.isna(row["gpus_in_domain"]) else \
+        float(row["gpus_in_domain"])
+
+
+def scaleout_bytes_per_s() -> float:
+    """What one GPU sends each way to another server: one 400 Gb/s NIC per GPU
+    (``data/serving_links.csv``, as chapter 7's disaggregated cluster)."""
+    return float(tables.load("serving_links").iloc[0]["bandwidth_GB_per_s"]) * GB
+
+
 def link_bytes_per_s(chip: str, tp: int) -> tuple[float, str]:
     """What one chip of a tensor-parallel group of ``tp`` can send each way to the others,
     and the spec it comes from: the scale-up link behind a switch, ``tp - 1`` peer links on a
@@ -88,13 +114,12 @@ def link_bytes_per_s(chip: str, tp: int) -> tuple[float, str]:
     else:
         raise ValueError(f"{chip} states no scale-up or PCIe link in hardware_specs.csv, so "
                          "an all-reduce between its chips cannot be costed")
-    topology = tables.load("scaleup_topology")
-    row = topology[topology["chip"] == chip]
-    if row.empty or tp <= 1:
+    row = _topology(chip)
+    if row is None or tp <= 1 or row["topology"] == "switch":
         return bw, spec
-    kind, peer = row["topology"].iloc[0], float(row["peer_link_per_direction_GB_per_s"].iloc[0])
+    kind, peer = row["topology"], float(row["peer_link_per_direction_GB_per_s"])
     if kind == "bridge":
-        joined = int(row["gpus_in_bridge"].iloc[0])
+        joined = int(row["gpus_in_domain"])
         if tp <= joined:
             return min(bw, peer * GB), f"{spec}, bridge of {joined} (scaleup_topology.csv)"
         if "pcie_bidirectional_GB_per_s" not in c.specs:
@@ -109,8 +134,12 @@ def link_bytes_per_s(chip: str, tp: int) -> tuple[float, str]:
 @dataclass(frozen=True)
 class Engine:
     """One serving engine: ``deployment`` (model, roof of all its chips, cache memory) on
-    ``tp`` x ``pp`` chips of ``chip``: ``tp`` share every layer and all-reduce twice per
-    layer over ``link`` bytes/s each way; ``pp`` pipeline stages hold a share of the layers."""
+    ``tp`` x ``pp`` x ``dp`` chips of ``chip``: ``tp`` share every layer and all-reduce twice
+    per layer over ``link`` bytes/s each way; ``pp`` pipeline stages hold a share of the
+    layers; ``dp`` > 1 is data-parallel attention with wide expert parallelism (a mixture of
+    experts only): each of ``dp`` chips holds the dense weights and serves its own sequences,
+    the routed experts are spread over all of them, and each MoE layer sends every token to
+    its experts' chips and back over ``alltoall_bytes_per_s`` (per chip, each way)."""
 
     deployment: deployment.Deployment
     chip: str
@@ -121,6 +150,8 @@ class Engine:
     experts: Experts | None
     total_params: float
     attention_roof_ratio: float = 1.0
+    dp: int = 1
+    alltoall_bytes_per_s: float = math.inf
 
     @property
     def model(self) -> roofline.Model:
@@ -128,7 +159,20 @@ class Engine:
 
     @property
     def n_chips(self) -> int:
-        return self.tp * self.pp
+        return self.tp * self.pp * self.dp
+
+    @property
+    def dense_weight_bytes(self) -> float:
+        """Weights every chip of a data-parallel attention group holds: all but the routed
+        experts."""
+        routed = self.bytes_per_weight * self.experts.routed_params if self.experts else 0.0
+        return self.model.weight_bytes - routed
+
+    @property
+    def kv_memory_bytes(self) -> float:
+        """Cache memory of the whole engine: the deployment's, less the copies of the dense
+        weights that data-parallel attention keeps on each of its ``dp`` chips."""
+        return self.deployment.kv_memory_bytes - (self.dp - 1) * self.dense_weight_bytes
 
     @property
     def bytes_per_weight(self) -> float:
@@ -145,7 +189,7 @@ class Engine:
     def max_sequences(self, context_tokens: float) -> int:
         """Sequences of ``context_tokens`` whose caches fit in the engine's cache memory."""
         one = self.kv_bytes(max(1, math.ceil(context_tokens)))
-        return int(self.deployment.kv_memory_bytes // one)
+        return int(self.kv_memory_bytes // one)
 
     @property
     def constants(self) -> "Constants":
@@ -188,7 +232,7 @@ _link = lru_cache(maxsize=None)(link_bytes_per_s)
 def engine(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: str = "fp16",
            pipeline: int = 1, share_of_chip: float = 1.0, bandwidth_GB_per_s: float | None = None,
            capacity_GiB: float | None = None,
-           peer_link_GB_per_s: float | None = None) -> Engine:
+           peer_link_GB_per_s: float | None = None, attention_dp: bool = False) -> Engine:
     """``model`` (a book model name, a Hugging Face config mapping or a roofline Model) on
     ``n_chips`` of ``chip`` in tensor parallel, times ``pipeline`` stages: the deployment of
     :func:`napkin.deployment.deploy` (the chip's roof for the arithmetic the weights run in,
@@ -200,6 +244,12 @@ def engine(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: str
     40 GiB); ``peer_link_GB_per_s`` chips joined directly to each other (a mesh) rather than
     through a switch. Bandwidth and capacity are per whole chip, the peer link per device;
     ``data/validation_aliases.csv`` sources each.
+
+    ``attention_dp``: serve a mixture of experts as the large expert-parallel deployments do
+    (SGLang, TensorRT-LLM's wide EP): every chip runs attention on its own sequences with a
+    copy of the dense weights, and the routed experts are spread over all ``n_chips``
+    (:class:`Engine`, ``dp``). Within the scale-up domain (``data/scaleup_topology.csv``)
+    the all-to-all runs over the scale-up link, beyond it over one 400 Gb/s NIC per GPU.
     """
     tp = _count("n_chips", n_chips)
     pp = _count("pipeline", pipeline)
@@ -219,6 +269,10 @@ def engine(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: str
                    capacity_bytes=cap * share).times(tp * pp)
     dep = deployment.Deployment(name=f"{m.name}, {w} weights, {roof.name}", model=m, roof=roof,
                                 weight_format=w, overhead_share=_overhead_share())
+    moe = layout(m.config)
+    if attention_dp:
+        return _data_parallel(dep, chip, tp, pp, moe, total, share,
+                              attention_roof_ratio(chip, w, k))
     if tp == 1:
         link, spec = math.inf, "none (one chip)"
     elif peer_link_GB_per_s is not None:
@@ -227,8 +281,37 @@ def engine(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: str
         link, spec = _link(chip, tp)
         link *= share
     return Engine(deployment=dep, chip=chip, tp=tp, pp=pp, link_bytes_per_s=link,
-                  link_spec=spec, experts=layout(m.config), total_params=total,
+                  link_spec=spec, experts=moe, total_params=total,
                   attention_roof_ratio=attention_roof_ratio(chip, w, k))
+
+
+def _data_parallel(dep, chip: str, n: int, pp: int, moe: Experts | None, total: float,
+                   share: float, attention_ratio: float) -> Engine:
+    """:func:`engine` with ``attention_dp``: ``n`` chips, each its own attention rank, the
+    experts over all of them. Of what a chip sends to the other ``n - 1``, the share bound
+    for its own domain crosses the scale-up link and the rest one NIC, both at once."""
+    if moe is None:
+        raise ValueError(f"{dep.model.name} is dense: data-parallel attention with expert "
+                         "parallelism needs a mixture of experts (serve a dense model as "
+                         "separate engines instead)")
+    if pp != 1:
+        raise ValueError("attention_dp takes pipeline=1")
+    up, spec = _link(chip, int(min(n, domain_size(chip)))) if n > 1 else (math.inf, "none")
+    up *= share
+    inside = min(n, domain_size(chip)) - 1
+    if n == 1:
+        alltoall = math.inf
+    else:
+        per_byte = max(inside / (n - 1) / up, (n - 1 - inside) / (n - 1) / scaleout_bytes_per_s())
+        alltoall = 1.0 / per_byte
+    e = Engine(deployment=dep, chip=chip, tp=1, pp=1, link_bytes_per_s=up, link_spec=spec,
+               experts=moe, total_params=total, attention_roof_ratio=attention_ratio, dp=n,
+               alltoall_bytes_per_s=alltoall)
+    if e.kv_memory_bytes <= 0:
+        raise ValueError(f"{n} chips of {chip} each holding {dep.model.name}'s dense weights "
+                         f"({e.dense_weight_bytes / GiB:,.1f} GiB) and 1/{n} of its experts "
+                         "leave no memory for the cache")
+    return e
 
 
 def attention_arithmetic(kv) -> str:
@@ -317,6 +400,12 @@ class Constants:
     expert_share: np.ndarray          # top_k / routed: a routed expert's share of the tokens
     stack_efficiency: np.ndarray      # the serving software's share of the peaks, relative
     stack_overhead: np.ndarray        # ... and its fixed per-layer costs (software.Stack)
+    dp: np.ndarray                    # data-parallel attention ranks (1: tensor parallel)
+    moe_layers: np.ndarray            # layers with routed experts (an all-to-all each)
+    dispatch_bytes_per_token: np.ndarray  # to one chosen expert and back: hidden x (1 + 2)
+    alltoall_bytes_per_s: np.ndarray  # per chip, each way, what the all-to-all reaches
+    verify_tokens: np.ndarray         # tokens a decode step runs per sequence (1 + drafts)
+    accepted_tokens: np.ndarray       # ... and how many of them it keeps, on average
 
     @classmethod
     def of(cls, engines) -> "Constants":
@@ -346,10 +435,12 @@ def on_roof(model: roofline.Model, roof: roofline.Roof) -> Constants:
 
 
 def _constants(e: Engine) -> dict:
-    return _step_constants(e.model, e.deployment.roof, e.bytes_per_weight, e.experts, tp=e.tp,
-                           pp=e.pp, link_bytes_per_s=e.link_bytes_per_s,
-                           kv_memory_bytes=e.deployment.kv_memory_bytes,
-                           attention_roof_ratio=e.attention_roof_ratio)
+    row = _step_constants(e.model, e.deployment.roof, e.bytes_per_weight, e.experts, tp=e.tp,
+                          pp=e.pp, link_bytes_per_s=e.link_bytes_per_s,
+                          kv_memory_bytes=e.kv_memory_bytes,
+                          attention_roof_ratio=e.attention_roof_ratio)
+    row.update(dp=e.dp, alltoall_bytes_per_s=e.alltoall_bytes_per_s)
+    return row
 
 
 def _step_constants(model: roofline.Model, roof: roofline.Roof, b: float, moe: Experts | None, *,
@@ -382,4 +473,7 @@ def _step_constants(model: roofline.Model, roof: roofline.Roof, b: float, moe: E
         "routed_flops_per_token": 2.0 * moe.active_routed_params if moe else 0.0,
         "expert_share": moe.top_k / moe.routed if moe else 1.0,
         "stack_efficiency": 1.0, "stack_overhead": 1.0,
+        "dp": 1, "moe_layers": moe.moe_layers if moe else 0,
+        "dispatch_bytes_per_token": require_int(cfg, "hidden_size") * DISPATCH_BYTES,
+        "alltoall_bytes_per_s": math.inf, "verify_tokens": 1, "accepted_tokens": 1,
     }

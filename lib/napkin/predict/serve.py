@@ -56,7 +56,8 @@ def static_batch(c: Constants, batch, input_tokens, output_tokens, cal: Calibrat
 
     def one(n):
         prefill = seconds(c, prefill_work(c, n, i), cal)
-        return prefill, prefill + decode_steps_seconds(c, n, i, o - 1, cal)
+        steps = (o - 1) / c.accepted_tokens
+        return prefill, prefill + decode_steps_seconds(c, n, i, steps, cal)
 
     full_prefill, full = one(np.nan_to_num(fit, nan=1.0))
     last_prefill, tail = one(np.nan_to_num(last, nan=1.0))
@@ -65,11 +66,31 @@ def static_batch(c: Constants, batch, input_tokens, output_tokens, cal: Calibrat
             "waves": waves}
 
 
+def rank_prompts(c: Constants, prompts):
+    """Prompts a step's cost counts: with data-parallel attention a prompt is prefilled on one
+    rank while the others wait for it at every layer's all-to-all, so the step lasts as if
+    every rank prefilled as many prompts as the busiest one, ``ceil(prompts / dp)``."""
+    p = np.asarray(prompts, dtype=float)
+    return np.where(c.dp > 1, c.dp * np.ceil(p / c.dp), p)
+
+
+def draft_seconds(c: Constants, batch, depth, cal: Calibration):
+    """Multi-token prediction's drafting in a step: each of ``verify_tokens - 1`` drafts runs
+    the MTP module (one more layer) and the output head, costed as two layers' share of a
+    one-token decode step; 0 without drafts."""
+    drafts = c.verify_tokens - 1
+    if not np.any(drafts > 0):
+        return 0.0
+    one = seconds(c, decode_work(c, batch, depth, 1), cal)
+    return drafts * 2 * one / c.layers
+
+
 def steady_step(c: Constants, batch, input_tokens, output_tokens, cal: Calibration) -> dict:
     """The average step of continuous batching with ``batch`` sequences in flight.
 
     Each sequence adds a token at the mean depth (prompt plus half the answer), and the
-    ``q = batch / output_tokens`` sequences that finish per step are replaced: their prompts
+    ``q = batch x accepted / output_tokens`` sequences that finish per step (``accepted``:
+    tokens a step keeps per sequence, one without drafts) are replaced: their prompts
     are prefilled in the same steps. A step carries whole prompts, ``floor(q)`` of them or one
     more, in the proportion that averages to ``q``; the mean step is the mean of the two
     steps' times, so a rare step with a prompt (compute-bound, and reading every expert of a
@@ -79,15 +100,15 @@ def steady_step(c: Constants, batch, input_tokens, output_tokens, cal: Calibrati
     b = np.asarray(batch, dtype=float)
     i = np.asarray(input_tokens, dtype=float)
     o = np.asarray(output_tokens, dtype=float)
-    q = b / o
+    q = b * c.accepted_tokens / o
     low = np.floor(q)
     share = q - low
     decode = decode_work(c, b, i + o / 2)
-    few = cost(c, decode + prefill_work(c, low, i), cal)
-    more = cost(c, decode + prefill_work(c, low + 1, i), cal)
-    step = (1 - share) * few.seconds + share * more.seconds
-    return {"step_s": step, "bound": few.blend(more, share).bound,
-            "first_token_s": more.seconds}
+    few = cost(c, decode + prefill_work(c, rank_prompts(c, low), i), cal)
+    more = cost(c, decode + prefill_work(c, rank_prompts(c, low + 1), i), cal)
+    step = (1 - share) * few.seconds + share * more.seconds + draft_seconds(c, b, i + o / 2, cal)
+    return {"step_s": step, "tpot_s": step / c.accepted_tokens,
+            "bound": few.blend(more, share).bound, "first_token_s": more.seconds}
 
 
 def continuous(c: Constants, batch, input_tokens, output_tokens, cal: Calibration) -> dict:
@@ -98,7 +119,7 @@ def continuous(c: Constants, batch, input_tokens, output_tokens, cal: Calibratio
     i = np.asarray(input_tokens, dtype=float)
     run = steady_step(c, b, i, output_tokens, cal)
     alone = cost(c, prefill_work(c, 1, i), cal)
-    return {**run, "tokens_per_s": b / run["step_s"],
+    return {**run, "tokens_per_s": b / run["tpot_s"],
             "prefill_s": alone.roof_s}
 
 
@@ -127,7 +148,7 @@ def under_limits(c: Constants, input_tokens, output_tokens, ttft_limit_s, tpot_l
         run = continuous(c, b, i, o, cal)
         ttft = first_token_tail(run["first_token_s"], run["prefill_s"],
                                 run["tokens_per_s"] / o)
-        tpot = cal.tpot_tail * run["step_s"]
+        tpot = cal.tpot_tail * run["tpot_s"]
         return run, ttft, tpot, (tpot <= tpot_lim) & (ttft <= ttft_lim)
 
     top = np.floor(np.maximum(np.asarray(max_batch, dtype=float), 0)) + np.zeros_like(i + c.tp)
@@ -142,7 +163,8 @@ def under_limits(c: Constants, input_tokens, output_tokens, ttft_limit_s, tpot_l
         high = np.where(live & ~ok, mid, high)
     run, ttft, tpot, ok = evaluate(np.maximum(low, 1))
     return {"batch": low, "tokens_per_s": np.where(low > 0, run["tokens_per_s"], 0.0),
-            "step_s": run["step_s"], "tpot_p99_s": tpot, "ttft_p99_s": ttft,
+            "step_s": run["step_s"], "tpot_s": run["tpot_s"], "tpot_p99_s": tpot,
+            "ttft_p99_s": ttft,
             "bound": run["bound"]}
 
 
@@ -156,7 +178,7 @@ def closed_loop(c: Constants, users, input_tokens, output_tokens, cal: Calibrati
     o = np.asarray(output_tokens, dtype=float)
     b = np.maximum(np.minimum(u, max_batch), 1)
     run = continuous(c, b, i, o, cal)
-    itl = run["step_s"]
+    itl = run["tpot_s"]
     request_s = run["first_token_s"] + (o - 1) * itl
     rate = b * o / request_s                      # output tokens per second
     ttft = np.where(u > b, u / b * request_s - (o - 1) * itl, run["first_token_s"])

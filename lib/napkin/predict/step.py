@@ -19,9 +19,19 @@ with ``B`` the engine's peak bandwidth, ``F_mm`` the matmuls' FLOPs against ``P_
 of the weights' arithmetic, and ``F_att`` attention's against ``P_kv``, the peak of the
 cache's (FP8 attention on an FP8 cache, 16-bit otherwise: no engine runs attention in FP4).
 ``n`` is the tokens in the step: a matmul of few rows leaves the tensor cores idle, an
-attention kernel spreads over the cached keys instead, so only the matmuls ramp; and ``t_comm`` the all-reduces of tensor parallelism: two per layer,
-each a fixed latency plus a ring's ``2 (tp - 1) / tp`` share of the activations over the
-link. With :data:`~napkin.predict.calibration.ROOFLINE` it is chapter 3's roofline exactly.
+attention kernel spreads over the cached keys instead, so only the matmuls ramp; and
+``t_comm`` the all-reduces of tensor parallelism (two per layer, each a fixed latency plus a
+ring's ``2 (tp - 1) / tp`` share of the activations over the link) or, for a mixture of
+experts served with data-parallel attention, the all-to-all of expert parallelism
+(:func:`alltoall_seconds`). With :data:`~napkin.predict.calibration.ROOFLINE` it is chapter
+3's roofline exactly.
+
+**Wide expert parallelism.** An engine of ``dp`` attention ranks reads the dense weights
+once per rank and each chosen expert once (it lives on one chip); a rank's fixed costs per
+layer run beside the others', and its per-sequence costs cover only its own sequences.
+**Multi-token prediction.** A step of an engine that drafts runs ``verify_tokens`` tokens
+per sequence and keeps ``accepted_tokens`` of them (:mod:`napkin.predict.multitoken`); the
+draft head's own small cost is left out.
 
 Every function works on numpy arrays (one element per step, broadcast against
 :class:`~napkin.predict.engines.Constants`), so thousands of published rows cost one pass.
@@ -83,9 +93,12 @@ def _pairs(start, n, window):
     return full, np.where(np.isinf(w), full, upto(s + k) - upto(s))
 
 
-def decode_work(c: Constants, batch, depth, new_tokens=1) -> Work:
+def decode_work(c: Constants, batch, depth, new_tokens=None) -> Work:
     """``batch`` sequences with ``depth`` tokens cached each add ``new_tokens`` tokens (one
-    for plain decoding, ``k`` when a draft of ``k`` is verified)."""
+    for plain decoding, ``k`` when a draft of ``k`` is verified; by default the engine's own,
+    ``c.verify_tokens``: one unless it serves with multi-token prediction)."""
+    if new_tokens is None:
+        new_tokens = c.verify_tokens
     b = np.asarray(batch, dtype=float)
     d = np.asarray(depth, dtype=float)
     full, windowed = _pairs(d, new_tokens, c.window)
@@ -107,9 +120,11 @@ def prefill_work(c: Constants, prompts, length, start=0) -> Work:
 
 
 def weights_read_bytes(c: Constants, tokens):
-    """Weights a step of ``tokens`` tokens reads: the dense part, and each expert some token
-    chose (all of them for a dense model, which has no routed experts)."""
-    return c.dense_weight_bytes + c.expert_bytes * expected_distinct(c.routed, c.top_k, tokens)
+    """Weights a step of ``tokens`` tokens reads: the dense part (once per data-parallel
+    attention rank, each reading its own copy), and each expert some token chose (all of
+    them for a dense model, which has no routed experts)."""
+    return c.dp * c.dense_weight_bytes + c.expert_bytes * expected_distinct(c.routed, c.top_k,
+                                                                          tokens)
 
 
 @dataclass(frozen=True)
@@ -167,6 +182,19 @@ class Cost:
         return Cost(**mix, per_operator=self.per_operator)
 
 
+def alltoall_seconds(c: Constants, tokens, cal: Calibration):
+    """Expert parallelism's traffic in a step of ``tokens`` tokens over ``dp`` chips: in each
+    MoE layer every chip sends each of its tokens to the chips of its ``top_k`` experts and
+    takes the results back (two collectives, each with the all-reduce's fixed latency), the
+    share ``(dp - 1) / dp`` of it leaving the chip; 0 where ``dp`` is 1."""
+    per_chip = np.asarray(tokens, dtype=float) / c.dp
+    leaving = per_chip * c.top_k * c.dispatch_bytes_per_token * (c.dp - 1) / c.dp
+    with np.errstate(invalid="ignore"):
+        layer = 2 * cal.allreduce_latency_s + leaving / (cal.link_efficiency *
+                                                         c.alltoall_bytes_per_s)
+    return np.where(c.dp > 1, c.moe_layers * layer, 0.0)
+
+
 def _ramp(tokens, half_tokens):
     """Share of a matmul's peak reached by a product of ``tokens`` rows."""
     return tokens / (tokens + half_tokens)
@@ -189,8 +217,9 @@ def cost(c: Constants, work: Work, cal: Calibration) -> Cost:
         ring = 2 * (c.tp - 1) / c.tp * n * c.allreduce_bytes_per_token / (
             cal.link_efficiency * c.link_bytes_per_s)
         comm = np.where(c.tp > 1, c.allreduces / c.pp * (cal.allreduce_latency_s + ring), 0.0)
+        comm = comm + alltoall_seconds(c, n, cal)
     overhead = (cal.step_overhead_s + cal.layer_overhead_s * c.layers * c.stack_overhead +
-                cal.sequence_overhead_s * work.sequences + 0 * matmul)
+                cal.sequence_overhead_s * work.sequences / c.dp + 0 * matmul)
     return Cost(weights_memory_s=weights_read_bytes(c, n) / bandwidth, matmul_s=matmul,
                 cache_memory_s=work.kv_bytes / bandwidth + 0 * matmul, attention_s=attention,
                 comm_s=comm, overhead_s=overhead, per_operator=cal.per_operator)

@@ -150,9 +150,9 @@ def _datacenter(which: str, chip: str, n: int, model, weights: str, kv: str, i: 
         raise kind(f"the {which} side ({n} x {chip}): {err}") from None
     c, cal = e.constants, cal or calibrated()
     need = b * float(kv_bytes_per_sequence(c, depth)[0])
-    if need > e.deployment.kv_memory_bytes:
+    if need > e.kv_memory_bytes:
         raise DoesNotFit(
-            f"the {which} side ({n} x {chip}) holds {e.deployment.kv_memory_bytes / GiB:,.1f} "
+            f"the {which} side ({n} x {chip}) holds {e.kv_memory_bytes / GiB:,.1f} "
             f"GiB of cache beside {e.model.name}'s weights, and {b} sequences of {depth:,} "
             f"tokens need {need / GiB:,.1f} GiB: use more chips, a smaller batch or a "
             "smaller format")

@@ -15,8 +15,11 @@ from ..predict.experts import layout
 from .fitting import ABLATIONS, CALIBRATED, TRIED
 from .report import bands, crossval, errors, factor_stats, peer_errors, scored
 from .rows import _datasets, all_cases, interpret, mlperf
+from .scoring import predict_cases
 
 __all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_lengths", "crossval_table",
+           "interactive_limits", "is_moe", "RACK", "RACK_LAYOUTS", "rack_layouts",
+           "wide_reading_checks",
            "decline_reasons", "EARNS", "FRONTIER_CHIPS", "frontier_curves", "frontier_gap",
            "FRONTIER_MODELS", "frontier_points", "frontier_read", "held_out", "PARAMETERS",
            "parameters_table", "PEER", "per_gpu_ratio", "per_gpu_ratio_by_round", "regimes", "SCENARIOS",
@@ -290,8 +293,9 @@ EARNS = 0.01
 def ablation_table() -> pd.DataFrame:
     """Each part of the calibrated model taken out (:data:`~.fitting.ABLATIONS`), and each
     part tried on top of it (:data:`~.fitting.TRIED`), the rest refitted on the fixed split:
-    held-out factor errors per scenario and over every held-out row, beside the full
-    model's; ``change`` is the mean change of the four scenarios' medians, and ``earns``
+    held-out factor errors per scenario, over every held-out row and over the mixtures of
+    experts' (``moe_median``, ``moe_p90``), beside the full model's; ``change`` is the mean
+    change of the four scenarios' medians, and ``earns``
     whether the part earns its place: taken out, the medians get worse by more than
     :data:`EARNS`; tried, they would get better by more than it."""
     variants = ABLATIONS + TRIED
@@ -302,6 +306,9 @@ def ablation_table() -> pd.DataFrame:
     pooled = stats_by(df, ["structure"]).set_index("structure")
     out = out.join(pooled[["n", "median", "p90"]].rename(
         columns={"median": "all_median", "p90": "all_p90"}))
+    moe = stats_by(df[df["model"].map(is_moe)], ["structure"]).set_index("structure")
+    out = out.join(moe[["n", "median", "p90"]].rename(
+        columns={"n": "moe_n", "median": "moe_median", "p90": "moe_p90"}))
     out["change"] = (out[list(SCENARIOS)] - out.loc[calib.MODEL, list(SCENARIOS)]).mean(axis=1)
     taken = out.index.isin([a.name for a in ABLATIONS])
     out["earns"] = np.where(taken, out["change"] > EARNS, out["change"] < -EARNS)
@@ -335,6 +342,11 @@ def trades(ablation: pd.DataFrame, part: str) -> dict[str, list[str]]:
     return out
 
 
+def is_moe(model: str) -> bool:
+    """Whether a book model is a mixture of experts (its config routes to experts)."""
+    return bool(layout(catalog.config(model)))
+
+
 def regimes(min_rows: int = 10) -> pd.DataFrame:
     """Where not to trust the model: its cross-validated errors on a new chip or model
     (:func:`napkin.validation.report.crossval`, case ``"new"``) per chip family, dense or
@@ -342,7 +354,7 @@ def regimes(min_rows: int = 10) -> pd.DataFrame:
     predictions are left out."""
     cv = crossval()
     cv = cv[(cv["structure"] == calib.MODEL) & (cv["case"] == "new")]
-    moe = {m: bool(layout(catalog.config(m))) for m in cv["model"].unique()}
+    moe = {m: is_moe(m) for m in cv["model"].unique()}
     cv = cv.assign(kind_of_model=cv["model"].map(lambda m: "mixture of experts" if moe[m]
                                                  else "dense"),
                    scenario_name=_scenario(cv).map(SCENARIOS), speculative=speculative(cv))
@@ -354,20 +366,23 @@ def regimes(min_rows: int = 10) -> pd.DataFrame:
     return out.sort_values("median", ascending=False).reset_index(drop=True)
 
 
-#: What a published row's notes say when it ran speculative decoding, which the step model
-#: leaves out by construction (one token per step; chapter 10 puts it back).
+#: What a published row's notes say when it ran speculative decoding (the step model reads
+#: only the drafts a row states as multi-token prediction; chapter 10 puts the rest back).
 SPECULATIVE_NOTE = r"\bMTP\b|speculative|EAGLE|draft model"
 
 
 def speculative(predictions: pd.DataFrame) -> pd.Series:
     """Whether each prediction's published row (``table``, ``row_id``) ran speculative
-    decoding, by its notes (:data:`SPECULATIVE_NOTE`)."""
+    decoding the model leaves out: its notes say so (:data:`SPECULATIVE_NOTE`) and it states
+    no multi-token-prediction drafts the model reads (``draft_tokens``)."""
     flags = pd.Series(False, index=predictions.index)
     for table, part in predictions.groupby("table"):
         notes = tables.load(table).set_index(tables.ROW_ID)["notes"].fillna("")
         flags[part.index] = notes.loc[part[tables.ROW_ID]].str.contains(
             SPECULATIVE_NOTE, case=False, regex=True).to_numpy()
-    return flags
+    drafts = predictions["draft_tokens"] if "draft_tokens" in predictions else \
+        predictions[tables.ROW_ID].map(all_cases().set_index(tables.ROW_ID)["draft_tokens"])
+    return flags & ~(drafts.fillna(0) > 0)
 
 
 def software_band() -> pd.DataFrame:
@@ -382,3 +397,87 @@ def software_band() -> pd.DataFrame:
         out.append({"stack": name, "efficiency": stack.efficiency, "overhead": stack.overhead,
                     "rows": stack.rows, "median": stats["median"], "p90": stats["p90"]})
     return pd.DataFrame(out)
+
+
+# -- a rack serving a mixture of experts at chat speed (issue 30) ---------------------------
+
+#: The layouts a rack may serve a mixture of experts in, as (name, data-parallel attention,
+#: drafts per step, prefill on its own pool); the first is the only one the published fit
+#: has learned.
+RACK_LAYOUTS = (("tensor parallel, engines of 8 (the published fit)", False, 0, False),
+                ("data-parallel attention, experts over the rack", True, 0, False),
+                ("... with prefill on its own pool", True, 0, True),
+                ("... and three multi-token-prediction drafts", True, 3, True))
+
+
+#: The rack :func:`rack_layouts` costs: a GB200 NVL72 serving DeepSeek-R1 (DeepSeek-V3's
+#: architecture) in NVFP4 with an FP8 cache, at MLPerf's DeepSeek-R1 lengths and limits.
+RACK = {"chip": "GB200 (per GPU)", "model": "DeepSeek-V3", "n_chips": 72, "weights": "NVFP4",
+        "kv": "fp8", "benchmark": "deepseek-r1"}
+
+
+def interactive_limits(benchmark: str) -> tuple[float, float]:
+    """An MLPerf benchmark's Interactive limits: first token and time per output token at
+    the 99th percentile, in seconds."""
+    row = _datasets().loc[benchmark]
+    return (float(row["ttft_limit_interactive_ms"]) / 1e3,
+            float(row["tpot_limit_interactive_ms"]) / 1e3)
+
+
+def rack_layouts(chip: str = RACK["chip"], model: str = RACK["model"],
+                 n_chips: int = RACK["n_chips"], weights: str = RACK["weights"],
+                 kv: str = RACK["kv"], benchmark: str = RACK["benchmark"]) -> pd.DataFrame:
+    """What the step model, at the published parameters, says ``n_chips`` of ``chip`` serve
+    of ``model`` under ``benchmark``'s MLPerf Interactive limits and mean lengths, in each of
+    :data:`RACK_LAYOUTS`: output tokens per second for the rack and per chip, the mean time
+    per output token, and the share of chips that prefill (a split pool's, sized to the
+    stream: :mod:`napkin.predict.disaggregated`)."""
+    from dataclasses import replace
+
+    from ..predict import disaggregated, engine, predict
+    from ..predict.multitoken import accepted_tokens
+
+    i, o = benchmark_lengths(benchmark)
+    ttft, tpot = interactive_limits(benchmark)
+    cal = calib.calibrated()
+    out = []
+    for name, wide, drafts, split in RACK_LAYOUTS:
+        group = n_chips if wide else 8
+        if split:
+            c = engine(chip, model, n_chips=group, weights=weights, kv=kv,
+                       attention_dp=wide).constants
+            kept = float(accepted_tokens(drafts))
+            decode = replace(c, verify_tokens=c.verify_tokens * 0 + 1.0 + drafts,
+                             accepted_tokens=c.accepted_tokens * 0 + kept)
+            run = disaggregated.pools(c, decode, i, o, ttft, tpot, cal)
+            per_chip, tpot_s = run["tokens_per_s_per_chip"], run["decode"]["tpot_s"]
+            share = run["prefill_share"]
+        else:
+            p = predict(chip, model, n_chips=group, weights=weights, kv=kv, input_tokens=i,
+                        output_tokens=o, ttft_limit_s=ttft, tpot_limit_s=tpot,
+                        attention_dp=wide, draft_tokens=drafts)
+            per_chip, tpot_s, share = p.per_chip_output_tokens_per_s, p.tpot_s, 0.0
+        out.append({"layout": name, "tokens_per_s": per_chip * n_chips, "per_chip": per_chip,
+                    "tpot_ms": tpot_s * 1e3, "prefill_share": share})
+    return pd.DataFrame(out)
+
+
+def wide_reading_checks(model: str = "DeepSeek-V3") -> dict[str, float]:
+    """How the wide readings fare on the book's rows of ``model``. ``stated``: the throughput
+    rows that state data-parallel attention or drafts, as the fixed split's fit predicts them
+    (it never saw them): how many, and the median ratio of predicted to measured. ``mlperf``:
+    MLPerf's rows, which state no layout, at the published parameters with
+    ``wide_when_unstated`` on (the faster of tensor parallel and data-parallel attention):
+    how many, and the same median ratio."""
+    from dataclasses import replace
+
+    held = held_out((calib.MODEL,))
+    held = held[(held["model"] == model) & held["kind"].str.contains("rate") &
+                (held["dp"].notna() | (held["draft_tokens"] > 0))]
+    cases = all_cases()
+    rows = cases[(cases["model"] == model) & cases["ok"] & (cases["source"] == "MLPerf")]
+    wide = replace(calib.calibrated(), wide_when_unstated=True)
+    ratio = predict_cases(rows, wide, stacks=calib.stacks()) / rows["measured"]
+    return {"stated_n": len(held),
+            "stated_ratio": float((held["predicted"] / held["measured"]).median()),
+            "mlperf_n": len(rows), "mlperf_ratio": float(ratio.median())}

@@ -135,6 +135,10 @@ ABLATIONS = (
     _without("without all-reduce costs", "tensor parallelism is free", communication=False,
              allreduce_latency_s=0.0, link_efficiency=1.0),
     _without("without serving stacks", "one calibration for every stack", stacks=False),
+    _without("without the stated expert layout", "rows that state data-parallel attention "
+             "with wide expert parallelism read as tensor parallel", expert_parallel=False),
+    _without("without multi-token prediction", "one token per step, where a row drafts "
+             "with the model's own prediction module too", multi_token=False),
 )
 #: Parts tried on top of it that did not earn their place on the fixed split.
 TRIED = (
@@ -265,8 +269,10 @@ def fit(cases: pd.DataFrame, structure: Structure = CALIBRATED) -> Fit:
 
 
 def usable(cases: pd.DataFrame) -> pd.DataFrame:
-    """The rows a fit may see: recognised, not a repeated MLPerf run, and not faster than
-    the chip's peaks allow (:func:`impossible`)."""
+    """The rows a fit may see: recognised, not a repeated MLPerf run, served by some layout
+    the plain roofline runs (a disaggregated pool that only wide expert parallelism holds is
+    not, until the fit takes it), and not faster than the chip's peaks allow
+    (:func:`impossible`)."""
     keep = cases[cases["ok"] & ~cases["duplicate"]]
     bound = predict_cases(keep, ROOFLINE)
-    return keep[~impossible(keep, bound)]
+    return keep[bound.notna() & ~impossible(keep, bound)]

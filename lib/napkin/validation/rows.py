@@ -28,6 +28,9 @@ ARGONNE = "argonne-lcf/LLM-Inference-Bench"
 #: Tensor-parallel sizes tried where a row does not say which one ran (the best one is kept:
 #: submitters tune for their number).
 TP_CHOICES = (1, 2, 4, 8)
+#: Data-parallel attention groups tried for a mixture of experts whose row states no layout
+#: (with ``Calibration.wide_when_unstated``): a server board, and a rack's NVLink domain.
+DP_CHOICES = (8, 72)
 #: Where a published row comes from, by a piece of its address.
 SOURCES = {"mlcommons": "MLPerf", ARGONNE: "Argonne", "TensorRT-LLM": "TensorRT-LLM",
            "docs.nvidia.com/nim": "NVIDIA NIM", "developer.nvidia.com": "NVIDIA blog",
@@ -145,7 +148,8 @@ def _blank() -> dict:
             "pp": 1, "n_chips": np.nan, "input_tokens": np.nan, "output_tokens": np.nan,
             "batch": np.nan, "max_batch": np.nan, "ttft_limit_s": np.nan,
             "tpot_limit_s": np.nan, "requests": np.nan, "scale": 1.0, "split": "test",
-            "duplicate": False, "system": "", "measured": np.nan, "stack": ""}
+            "duplicate": False, "system": "", "measured": np.nan, "stack": "", "dp": np.nan,
+            "draft_tokens": 0.0, "per_chips": 1.0}
 
 
 def _stack(out: dict, engine) -> None:
@@ -271,6 +275,8 @@ SERVING_METRICS = {
     ("total duration", "s"): "closed_duration",
     ("fitted itl intercept", "ms"): "itl_intercept",
     ("fitted itl slope", "ms per context token"): "itl_slope",
+    ("decode throughput per node (8 gpus)", "output tokens/s/node"): "pool_decode_rate",
+    ("decode throughput per gpu", "output tokens/s/gpu"): "pool_decode_rate",
 }
 
 
@@ -292,6 +298,51 @@ def _serving_formats(text: str, chip: str) -> tuple[str | None, str]:
     kv = re.search(r"(FP8|FP16|BF16)\s+KV|KV cache\s+(FP8|FP16|BF16)", t, flags=re.I)
     kv_name = next((g for g in kv.groups() if g), "").lower() if kv else "f16"
     return w, {"fp16": "f16"}.get(kv_name, kv_name)
+
+
+def _layout(out: dict, parallelism: str, notes: str) -> None:
+    """What a row states beyond tensor parallelism: data-parallel attention over the
+    ``TPn`` group with its experts spread (``dp``; TensorRT-LLM's "attention DP"), and the
+    multi-token prediction drafts it ran (``draft_tokens``; ``num_nextn_predict_layers``)."""
+    text = f"{parallelism} {notes}"
+    group = re.match(r"\s*TP(\d+)\s+EP\d+", parallelism)
+    if group and re.search(r"attention DP|DP attention", text, flags=re.I):
+        out["dp"] = float(group.group(1))
+    wide = re.match(r"\s*EP(\d+)", parallelism)
+    if wide:  # SGLang's large-scale EP: attention data-parallel on every rank (its blogs)
+        out["dp"] = float(wide.group(1))
+    drafts = re.search(r"num_nextn_predict_layers\s*=\s*(\d+)", text)
+    if drafts:
+        out["draft_tokens"] = float(drafts.group(1))
+
+
+def _read_decode_pool(out: dict, r) -> dict:
+    """A disaggregated decode pool's own rate: ``batch`` sequences on each GPU at a stated
+    cache length, per GPU or per node of the GPUs the metric names (``per_chips``)."""
+    _layout(out, str(r.tp), str(r.notes))
+    text = str(r.concurrency_or_batch)
+    batch = re.search(r"batch\s+([\d,]+)", text)
+    depth = re.search(r"KV cache length\s+([\d,]+)", text)
+    if "simulated" in f"{text} {r.notes}".lower():
+        out["reason"] = "a simulated run, not a measurement"
+        return out
+    if batch is None or ("per device" not in text and "per GPU" not in text):
+        out["reason"] = "sequences per GPU not stated"
+        return out
+    if depth is None:
+        out["reason"] = "cache length not stated"
+        return out
+    node = re.search(r"\((\d+) GPUs\)", str(r.metric))
+    out.update(batch=float(batch.group(1).replace(",", "")), output_tokens=1.0,
+               input_tokens=float(depth.group(1).replace(",", "")),
+               per_chips=float(node.group(1)) if node else 1.0,
+               n_chips=float(_leading_int(r.n_gpus) or np.nan), scenario="decode pool",
+               tp=1.0 if not math.isnan(out["dp"]) else np.nan)
+    if math.isnan(out["dp"]):
+        out["reason"] = "a decode pool's layout not stated"
+        return out
+    out["ok"] = True
+    return out
 
 
 def _read_serving(r) -> dict:
@@ -334,10 +385,13 @@ def _read_serving(r) -> dict:
     n = _leading_int(r.n_gpus)
     out["n_chips"] = float(n) if n else np.nan
     tp_text = str(r.tp)
+    if kind == "pool_decode_rate":
+        return _read_decode_pool(out, r)
     if tp_text.startswith("EP"):
         out["reason"] = "expert parallelism across nodes, which the step model does not describe"
         return out
     tp = _leading_int(tp_text)
+    _layout(out, tp_text, str(r.notes))
     if tp is None and (kind.startswith("static") or not n):
         out["reason"] = f"parallelism {r.tp!r} not stated"
         return out

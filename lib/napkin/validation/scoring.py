@@ -23,7 +23,9 @@ from ..predict.engines import Constants, engine
 from ..predict.software import Stack
 from ..predict.serve import closed_loop, memory_batch, static_batch, steady_step, under_limits
 from ..predict.step import cost, decode_work
-from .rows import TP_CHOICES, interpret
+from .. import catalog
+from ..predict.multitoken import accepted_tokens
+from .rows import DP_CHOICES, TP_CHOICES, interpret
 
 # -- predicting what each row measured -------------------------------------------------------
 
@@ -32,10 +34,45 @@ def _opt(x):
 
 
 @lru_cache(maxsize=None)
-def _engine(chip, model, tp, pp, weights, kv, share, bw, cap, peer):
+def _engine(chip, model, tp, pp, weights, kv, share, bw, cap, peer, dp=1):
+    if dp > 1:
+        return engine(chip, model, n_chips=dp, weights=weights, kv=kv, share_of_chip=share,
+                      bandwidth_GB_per_s=bw, capacity_GiB=cap, attention_dp=True)
     return engine(chip, model, n_chips=tp, weights=weights, kv=kv, pipeline=pp,
                   share_of_chip=share, bandwidth_GB_per_s=bw, capacity_GiB=cap,
                   peer_link_GB_per_s=peer)
+
+
+#: How a choice of layout serves a row: ``tp`` tensor parallel, ``dp`` data-parallel
+#: attention with the experts spread as the row states, ``tp-fallback`` the tensor-parallel
+#: reading of such a row (what the model runs without ``Calibration.expert_parallel``),
+#: ``dp-unstated`` data-parallel attention where the row states no layout (only with
+#: ``Calibration.wide_when_unstated``).
+LAYOUTS = ("tp", "dp", "tp-fallback", "dp-unstated")
+
+
+def _choices(c) -> list[tuple[str, int, int]]:
+    """(layout, tp, dp) for each way a row may have run: its stated layout (and the
+    tensor-parallel reading beside a stated ``dp``), else every tensor-parallel size of
+    :data:`TP_CHOICES` that divides its chips, and for a mixture of experts every group of
+    :data:`DP_CHOICES` that does."""
+    pp = int(c["pp"])
+    if not math.isnan(c["dp"]):
+        fallback = int(c["tp"]) if c["tp"] > 1 else 8  # an EP-only row: a server's TP8
+        return [("dp", 1, int(c["dp"])), ("tp-fallback", fallback, 1)]
+    if not math.isnan(c["tp"]):
+        return [("tp", int(c["tp"]), 1)]
+    n = int(c["n_chips"])
+    out = [("tp", t, 1) for t in TP_CHOICES if t * pp <= n and n % (t * pp) == 0]
+    if pp == 1 and _is_moe(c["model"]):
+        out += [("dp-unstated", 1, d) for d in DP_CHOICES if d <= n and n % d == 0]
+    return out
+
+
+@lru_cache(maxsize=None)
+def _is_moe(model: str) -> bool:
+    """Whether a book model is a mixture of experts (fewer parameters active than held)."""
+    return catalog.params(model, active=True) < catalog.params(model)
 
 
 @dataclass
@@ -50,23 +87,18 @@ class Prepared:
 
 
 def prepare(cases: pd.DataFrame) -> Prepared:
-    """Engines for every recognised row; a row whose tensor parallelism is not stated gets
-    one choice per size in :data:`TP_CHOICES` that divides its chips and holds the model."""
+    """Engines for every recognised row, one per layout it may have run (:func:`_choices`)
+    that holds the model."""
     items, engines, positions, declined = [], [], [], {}
     keys = {}
     ok = cases[cases["ok"]]
     for pos, (label, c) in enumerate(ok.iterrows()):
-        if math.isnan(c["tp"]):
-            n = int(c["n_chips"])
-            choices = [t for t in TP_CHOICES if t * c["pp"] <= n and n % (t * c["pp"]) == 0]
-        else:
-            choices = [int(c["tp"])]
         built = 0
         last = ""
-        for tp in choices:
+        for layout, tp, dp in _choices(c):
             key = (c["chip"], c["model"], tp, int(c["pp"]), c["weights"], c["kv"],
                    float(c["share"]), _opt(c["bandwidth_GB_per_s"]), _opt(c["capacity_GiB"]),
-                   _opt(c["peer_GB_per_s"]))
+                   _opt(c["peer_GB_per_s"]), dp)
             try:
                 e = _engine(*key)
             except ValueError as err:
@@ -76,7 +108,7 @@ def prepare(cases: pd.DataFrame) -> Prepared:
                 keys[key] = len(engines)
                 engines.append(e)
             case = c.copy()
-            case["tp"] = float(tp)
+            case["tp"], case["dp"], case["layout"] = float(tp), float(dp), layout
             case["engine"] = keys[key]
             items.append(case)
             positions.append(pos)
@@ -84,7 +116,7 @@ def prepare(cases: pd.DataFrame) -> Prepared:
         if not built:
             declined[label] = f"no engine: {last}"
     frame = pd.DataFrame(items).reset_index(drop=True) if items else pd.DataFrame(
-        columns=list(cases.columns) + ["engine"])
+        columns=list(cases.columns) + ["engine", "layout"])
     consts = Constants.of(engines) if engines else None
     if consts is not None:
         consts = consts.take(frame["engine"].to_numpy(dtype=int))
@@ -94,7 +126,7 @@ def prepare(cases: pd.DataFrame) -> Prepared:
 def _values(p: Prepared, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
     """Each choice's prediction in its row's unit, and the total output rate that ranks the
     choices of one row (the best is what a submitter would run)."""
-    c, f = p.constants, p.cases
+    c, f = _drafting(p.constants, p.cases, cal), p.cases
     n = len(f)
     value = np.full(n, np.nan)
     rank = np.zeros(n)
@@ -102,7 +134,7 @@ def _values(p: Prepared, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
     i = f["input_tokens"].to_numpy(float)
     o = f["output_tokens"].to_numpy(float)
     b = f["batch"].to_numpy(float)
-    chips = f["tp"].to_numpy(float) * f["pp"].to_numpy(float)
+    chips = f["tp"].to_numpy(float) * f["pp"].to_numpy(float) * f["dp"].to_numpy(float)
     engines = f["n_chips"].to_numpy(float) / chips
     engines = np.where(np.isnan(engines), 1.0, engines)
     scale = f["scale"].to_numpy(float)
@@ -155,6 +187,14 @@ def _values(p: Prepared, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
              1 / run["itl_s"], o[closed] / run["request_s"], run["request_s"],
              f["requests"].to_numpy(float)[closed] * o[closed] / rate]) * scale[closed]
         rank[closed] = rate
+    pool = pick(kind == "pool_decode_rate")
+    if len(pool):
+        cs = c.take(pool)
+        sequences = b[pool] * chips[pool]
+        step = cost(cs, decode_work(cs, sequences, i[pool]), cal).seconds
+        rate = sequences * cs.accepted_tokens / step
+        value[pool] = rate / chips[pool] * f["per_chips"].to_numpy(float)[pool]
+        rank[pool] = rate
     itl = pick(np.char.startswith(kind.astype(str), "itl"))
     if len(itl):
         cs = c.take(itl)
@@ -166,13 +206,34 @@ def _values(p: Prepared, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
     return value, rank
 
 
-def _best(p: Prepared, values, rank) -> tuple[np.ndarray, np.ndarray]:
-    """One value per recognised row: the choice with the highest rate (the first choice
-    where none has one); and its tensor-parallel size."""
+def _drafting(c: Constants, cases: pd.DataFrame, cal: Calibration) -> Constants:
+    """``c`` with each row's multi-token prediction (``Calibration.multi_token``): its stated
+    drafts run in every decode step, :func:`~napkin.predict.multitoken.accepted_tokens` kept."""
+    drafts = cases["draft_tokens"].to_numpy(float) if "draft_tokens" in cases else None
+    if not cal.multi_token or drafts is None or not np.any(drafts > 0):
+        return c
+    return replace(c, verify_tokens=1.0 + drafts, accepted_tokens=accepted_tokens(drafts))
+
+
+def _allowed(p: Prepared, cal: Calibration) -> np.ndarray:
+    """Which choices the calibration may run: a stated data-parallel layout with
+    ``expert_parallel`` (else its tensor-parallel reading), an unstated one only with
+    ``wide_when_unstated``."""
+    layout = p.cases["layout"].to_numpy(str) if "layout" in p.cases else np.full(
+        len(p.cases), "tp")
+    ok = layout != ("tp-fallback" if cal.expert_parallel else "dp")
+    return ok & ((layout != "dp-unstated") | cal.wide_when_unstated)
+
+
+def _best(p: Prepared, values, rank, allowed=True) -> tuple[np.ndarray, np.ndarray]:
+    """One value per recognised row: the allowed choice with the highest rate (the first
+    allowed choice where none has one); and its tensor-parallel size."""
     out = np.full(len(p.index), np.nan)
     tp = np.full(len(p.index), np.nan)
     score = np.where(np.isfinite(rank) & ~np.isnan(values), rank, -np.inf)
-    order = np.lexsort((-score, p.row))           # by row, best score first (stable)
+    allowed = np.broadcast_to(allowed, score.shape)
+    values = np.where(allowed, values, np.nan)
+    order = np.lexsort((-score, ~allowed, p.row))  # by row, allowed and best first (stable)
     first = order[np.r_[True, np.diff(p.row[order]) != 0]]
     out[p.row[first]] = values[first]
     tp[p.row[first]] = p.cases["tp"].to_numpy(float)[first]
@@ -207,7 +268,7 @@ def _predict(cases, cal, p) -> tuple[pd.Series, pd.Series]:
     tp = pd.Series(np.nan, index=cases.index, dtype=float)
     if len(p.cases):
         values, rank = _values(p, cal)
-        out.loc[p.index], tp.loc[p.index] = _best(p, values, rank)
+        out.loc[p.index], tp.loc[p.index] = _best(p, values, rank, _allowed(p, cal))
     return out, tp
 
 
