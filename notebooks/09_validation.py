@@ -359,32 +359,40 @@ glue_all({
 # x{glue:text}`untrusted_p90:.0f`):
 
 # %% tags=["hide-input"]
+# a column of the speculative runs the model cannot read, where a regime holds any
+unread = regimes["speculative_share"].max() > 0
+glue_markdown("speculative_column", (
+    "The last column is the share of a regime's predictions whose published rows ran "
+    "speculative decoding the model cannot describe (their notes say so): it reads the drafts "
+    "of a row that states its multi-token prediction (below) and makes one token per step for "
+    "any other.") if unread else (
+    "No regime holds a row that ran speculative decoding the model cannot read: the rows "
+    "that ran multi-token prediction state their drafts, and the model reads them (below)."))
+unread_column = {"speculative_share": "Unread speculative decoding"} if unread else {}
 tables.styled(regimes, "table-validation-regimes", {
     "family": "Chip family", "kind_of_model": "Model", "scenario_name": "Rows",
     "n": "Predictions", "median": "Median factor", "p90": "90th pct factor",
-    "bias": "Speed bias", "speculative_share": "Speculative decoding"},
-    formats={"n": "{:,}", "median": "x{:.2f}", "p90": "x{:.2f}", "bias": "x{:.2f}",
-             "speculative_share": "{:.0%}"})
+    "bias": "Speed bias"} | unread_column,
+    formats={"n": "{:,}", "median": "x{:.2f}", "p90": "x{:.2f}", "bias": "x{:.2f}"} |
+    {c: "{:.0%}" for c in unread_column})
 
 # %% [markdown]
-# The last column is the share of a regime's predictions whose published rows ran
-# speculative decoding (their notes say so) that the model cannot describe: it reads the
-# drafts of a row that states its multi-token prediction (below) and makes one token per
-# step for any other.
+# {glue:md}`speculative_column`
 #
 # (sec-validation-rack)=
 # ### A rack serving a mixture of experts at chat speed
 #
-# The fit reads each row in the layout the row states. The rows of TensorRT-LLM's and
-# SGLang's tables that state attention data-parallel on every GPU with the experts spread
-# over all of them (wide expert parallelism: every token sent to its experts and back over
-# the link at every layer), a decode pool of its own, or multi-token prediction drafting
-# tokens ahead are read so (`napkin.predict.engine(..., attention_dp=True)`,
-# `napkin.predict.multitoken`); both readings are parts of the model, weighed in
+# The fit reads each row in the layout the row states. Where a row of TensorRT-LLM's or
+# SGLang's tables states attention data-parallel on every GPU with the experts spread over
+# all of them (wide expert parallelism: at every MoE layer each token goes to its experts'
+# GPUs and back), the fit reads it so (`napkin.predict.engine(..., attention_dp=True)`);
+# where it states multi-token prediction, the fit runs its drafts in every step
+# (`napkin.predict.multitoken`). Both readings are parts of the model, weighed in
 # [the ablation](#sec-validation-ablation). MLPerf's rows state no layout, and the fit reads
-# them tensor parallel. The racks that serve large mixtures of experts at chat speed run all
-# of these at once, and prefill on a pool of its own (`napkin.predict.disaggregated`). The
-# rack, its workload and its limits:
+# them tensor parallel. Deployments of large mixtures of experts at scale combine these
+# layouts: SGLang's and TensorRT-LLM's posts serve wide expert parallelism with prefill on a
+# pool of its own (`napkin.predict.disaggregated`), and TensorRT-LLM's add drafts
+# {cite}`trtllm_deepseek_r1`. The rack, its workload and its limits:
 
 # %%
 RACK = validation.chapter.RACK
@@ -395,14 +403,18 @@ glue_all({"rack_chips": RACK["n_chips"], "rack_input": rack_i, "rack_output": ra
 
 # %% [markdown]
 # Here is what the published parameters say, layout by layout, for
-# {glue:text}`rack_chips:d` GPUs of a GB200 NVL72 rack serving DeepSeek-R1 in NVFP4 at
-# MLPerf's interactive limits ({glue:text}`rack_ttft_s:.1f` s to the first token and
+# {glue:text}`rack_chips:d` GPUs of a GB200 NVL72 rack serving DeepSeek-R1 at MLPerf's
+# interactive limits ({glue:text}`rack_ttft_s:.1f` s to the first token and
 # {glue:text}`rack_tpot_ms:.0f` ms a token at the 99th percentile, prompts of
-# {glue:text}`rack_input:,d` tokens and answers of {glue:text}`rack_output:,d`):
+# {glue:text}`rack_input:,d` tokens and answers of {glue:text}`rack_output:,d` on average).
+# Every weight is in NVFP4: the book gives a model one format, where deployments keep
+# attention and the embeddings in FP8 or BF16, so each rank's read of the dense weights here
+# is a lower bound. A split's pools are sized to the stream as fluid shares of the rack:
 
 # %%
 rack = validation.chapter.rack_layouts(**RACK)
 checks = validation.chapter.wide_reading_checks(RACK["model"])
+datasets = tables.load("mlperf_datasets").set_index("benchmark_model")
 glue_all({
     "rack_fit_rate": rack["tokens_per_s"].iloc[0],
     "rack_best_rate": rack["tokens_per_s"].max(),
@@ -410,32 +422,48 @@ glue_all({
     "rack_dp_gain": rack["tokens_per_s"].iloc[1] / rack["tokens_per_s"].iloc[0],
     "rack_split_gain": rack["tokens_per_s"].iloc[2] / rack["tokens_per_s"].iloc[1],
     "rack_mtp_gain": rack["tokens_per_s"].iloc[3] / rack["tokens_per_s"].iloc[2],
-    "rack_wide_stated_n": checks["stated_n"], "rack_wide_stated": checks["stated_ratio"],
-    "rack_wide_mlperf_n": checks["mlperf_n"], "rack_wide_mlperf": checks["mlperf_ratio"],
+    "rack_kept": float(napkin.predict.multitoken.accepted_tokens(
+        validation.chapter.RACK_LAYOUTS[-1][2])),
+    "rack_link_share": calib.calibrated().link_efficiency,
+    "rack_output_max": int(datasets.loc[RACK["benchmark"], "output_max_tokens"]),
+    **{f"rack_{k}": v for k, v in checks.items()},
 })
-tables.styled(rack, "table-validation-rack", {
+# the prose: the drafts gain more than the tokens a step keeps
+assert (rack["tokens_per_s"].iloc[3] / rack["tokens_per_s"].iloc[2] >
+        napkin.predict.multitoken.accepted_tokens(validation.chapter.RACK_LAYOUTS[-1][2]))
+tables.styled(rack.drop(columns="prefill_share"), "table-validation-rack", {
     "layout": "Layout", "tokens_per_s": "Output tokens/s, rack", "per_chip": "Per GPU",
-    "tpot_ms": "Mean ms per token", "prefill_share": "GPUs prefilling"},
-    formats={"tokens_per_s": "{:,.0f}", "per_chip": "{:,.0f}", "tpot_ms": "{:.1f}",
-             "prefill_share": "{:.1%}"})
+    "tpot_ms": "Mean ms per token", "prefill": "Prompts prefilled"},
+    formats={"tokens_per_s": "{:,.0f}", "per_chip": "{:,.0f}", "tpot_ms": "{:.1f}"})
 
 # %% [markdown]
 # The answers span x{glue:text}`rack_spread:.0f`: from {glue:text}`rack_fit_rate:,.0f` output
 # tokens a second in the layout the fit gives a row that states none to
 # {glue:text}`rack_best_rate:,.0f` with all of them. Data-parallel attention alone gains
 # x{glue:text}`rack_dp_gain:.1f`: a prompt is prefilled on one GPU while the other ranks wait
-# for it at every layer. A pool of its own for prefill removes the wait and gains
-# x{glue:text}`rack_split_gain:.1f` more, the drafts x{glue:text}`rack_mtp_gain:.1f` on top.
-# The rows that state their layout agree with the wide readings: on the
-# {glue:text}`rack_wide_stated_n:d` throughput rows of TensorRT-LLM's and SGLang's tables that
-# state data-parallel attention or drafts, the fit of the fixed split, which never saw them,
-# predicts x{glue:text}`rack_wide_stated:.2f` of what was measured (median). MLPerf's
-# {glue:text}`rack_wide_mlperf_n:d` DeepSeek-R1 rows do not: read in the faster of the two
-# layouts they would be predicted at x{glue:text}`rack_wide_mlperf:.2f` of the measured rate,
-# so those runs were slower than the wide physics allows, in whatever layout they used. A
-# rack at chat speed is where the book knows least: read the first line as the fit's answer
-# for a row that says nothing of its layout and the last as what the physics allows at the
-# published parameters; neither is a forecast for such a rack.
+# for it at every MoE layer. A pool of its own for prefill removes the wait and gains
+# x{glue:text}`rack_split_gain:.1f` more. The drafts gain x{glue:text}`rack_mtp_gain:.1f` on
+# top, more than the {glue:text}`rack_kept:.2f` tokens a step keeps: at this limit a step's
+# fixed costs (per layer, and the all-to-all's latency) leave little of the budget to its
+# sequences, and a step that keeps more tokens may last longer.
+#
+# The rows that state their layout do not settle which answer holds. The fit of the fixed
+# split, which never saw them, predicts x{glue:text}`rack_dp_ratio:.2f` of what was measured
+# on the {glue:text}`rack_dp_n:d` throughput rows that state data-parallel attention
+# ({glue:text}`rack_dp_runs:d` runs; median), and x{glue:text}`rack_drafts_ratio:.2f` on the
+# {glue:text}`rack_drafts_n:d` that state drafts only ({glue:text}`rack_drafts_runs:d` runs,
+# whose tokens kept per step were measured on the same runs). Two things the model leaves out
+# would speed the wide layouts up: the all-to-all takes the all-reduce's fitted share of the
+# link, {glue:text}`rack_link_share:.0%`, where DeepEP's kernels report close to the link's
+# peak {cite}`deepep`, and no communication overlaps computation. MLPerf's
+# {glue:text}`rack_mlperf_n:d` DeepSeek-R1 rows pull the other way: read in the fastest of the
+# layouts tried, they would be predicted at x{glue:text}`rack_mlperf_ratio:.2f` of the
+# measured rate (in-sample), whether because engines cap their batch, because ranks serving
+# answers of up to {glue:text}`rack_output_max:,d` tokens are far from balanced, or for
+# reasons the rows do not state. A rack at chat speed is where the book knows least: read
+# the first line as the fit's answer for a row that says nothing of its layout and the last
+# as what the physics allows at the published parameters; neither is a forecast for such a
+# rack.
 #
 # (sec-validation-split)=
 # ## The split chosen before the fit
@@ -578,6 +606,8 @@ glue_all({
     "moe_no_layout_median": no_layout["moe_median"], "moe_no_layout_p90": no_layout["moe_p90"],
     "moe_no_mtp_median": no_mtp["moe_median"], "moe_no_mtp_p90": no_mtp["moe_p90"],
     "layout_change": no_layout["change"], "mtp_change": no_mtp["change"],
+    "published_full": ab.loc[MODEL, "published"],
+    "published_no_layout": no_layout["published"], "published_no_mtp": no_mtp["published"],
 })
 glue_markdown("tried_names", ", ".join(tried.index[~tried["earns"].astype(bool)].str.replace(
     "plus ", "", regex=False)))
@@ -614,17 +644,21 @@ tables.styled(shown, "table-validation-ablation", {
 # peaks, the calibrated model's ridge point is the datasheet's.
 #
 # Two of the parts read what a row states of how it was served, and act on no other row:
-# data-parallel attention with the experts spread over every GPU (and a decode pool of its
-# own), and multi-token prediction
-# ([the rack at chat speed](#sec-validation-rack)). Their gain is in the engines' tables and,
-# among the {glue:text}`moe_held_n:d` held-out rows of mixtures of experts, in the tail:
-# taken out, their 90th percentile goes from x{glue:text}`moe_full_p90:.2f` to
-# x{glue:text}`moe_no_layout_p90:.2f` without the layout and to
-# x{glue:text}`moe_no_mtp_p90:.2f` without the drafts (the median, over rows most of which
-# state neither, from x{glue:text}`moe_full_median:.2f` to
-# x{glue:text}`moe_no_layout_median:.2f` and x{glue:text}`moe_no_mtp_median:.2f`), and the
-# four groups' mean worsens by {glue:text}`layout_change:+.3f` and
-# {glue:text}`mtp_change:+.3f`.
+# data-parallel attention with the experts spread over every GPU, and multi-token prediction
+# ([the rack at chat speed](#sec-validation-rack)). Their gain rests on few rows: the
+# {glue:text}`rack_dp_n:d` held-out rows that state the layout come from
+# {glue:text}`rack_dp_runs:d` runs, the {glue:text}`rack_drafts_n:d` that state drafts from
+# {glue:text}`rack_drafts_runs:d`. Taken out, the engines' tables go from
+# x{glue:text}`published_full:.2f` at the median to x{glue:text}`published_no_layout:.2f`
+# without the layout and x{glue:text}`published_no_mtp:.2f` without the drafts, and the four
+# groups' mean worsens by {glue:text}`layout_change:+.3f` and {glue:text}`mtp_change:+.3f`,
+# against the bar of {glue:text}`earns:.2f`: the layout earns its place by a thin margin.
+# Among the {glue:text}`moe_held_n:d` held-out rows of mixtures of experts, most of which
+# state neither, the gain is in the tail: their 90th percentile goes from
+# x{glue:text}`moe_full_p90:.2f` to x{glue:text}`moe_no_layout_p90:.2f` and
+# x{glue:text}`moe_no_mtp_p90:.2f`, while the median hardly moves
+# (x{glue:text}`moe_full_median:.2f`, x{glue:text}`moe_no_layout_median:.2f`,
+# x{glue:text}`moe_no_mtp_median:.2f`).
 #
 # (sec-validation-crossval)=
 # ## How wrong on the next server
@@ -843,8 +877,9 @@ glue_markdown("h200_by_round", "; ".join(
 # x{glue:text}`mtp_blog_none:.2f` with none to x{glue:text}`mtp_blog_most:.2f` with
 # {glue:text}`mtp_blog_drafts:d` (all in-sample: the published fit trained on these rows
 # too). A draft's own pass is costed as two layers of a step; the blog's speed gains fall
-# short of the tokens its steps keep, so each draft costs it more, and the prediction runs
-# further ahead of the measurement as drafts are added. `napkin.predict.step_seconds` takes
+# short of the tokens its steps keep, so each draft costs it more (its prediction layers run
+# in BF16, a whole MoE layer and the output head each), and the prediction runs further ahead
+# of the measurement as drafts are added. `napkin.predict.step_seconds` takes
 # the tokens a step verifies per sequence, so chapter 10 can put other speculation back.
 #
 # **Queueing.** Over the {glue:text}`so_pairs:d` MLPerf systems that ran both Offline and

@@ -246,8 +246,20 @@ def test_the_rack_table_costs_every_layout_and_names_the_fits_own():
     from napkin.validation import chapter
     rack = chapter.rack_layouts()
     assert list(rack["layout"]) == [name for name, *_ in chapter.RACK_LAYOUTS]
-    assert "published fit" in rack["layout"].iloc[0]
+    assert "states no layout" in rack["layout"].iloc[0]
     assert (rack["tokens_per_s"] == rack["per_chip"] * chapter.RACK["n_chips"]).all()
     assert rack["prefill_share"].iloc[0] == 0 and rack["prefill_share"].iloc[-1] > 0
+    assert "fluid" in rack["prefill"].iloc[-1] and "every GPU" in rack["prefill"].iloc[0]
     checks = chapter.wide_reading_checks()
-    assert checks["stated_n"] >= 6 and checks["mlperf_n"] >= 8
+    assert checks["dp_n"] >= checks["dp_runs"] >= 4 and checks["drafts_n"] >= 6
+    assert checks["mlperf_n"] >= 8
+
+
+def test_a_note_that_says_the_run_went_without_mtp_is_not_speculative():
+    from napkin.validation import chapter
+    rows = pd.DataFrame({"table": "serving_measurements",
+                         "row_id": ["serving-2861", "serving-2867", "serving-2864"],
+                         "draft_tokens": [0.0, 0.0, 0.0]})
+    assert list(chapter.speculative(rows)) == [False, False, True]
+    rows["draft_tokens"] = [0.0, 0.0, 3.0]        # drafts the model reads are not "unread"
+    assert not chapter.speculative(rows).any()

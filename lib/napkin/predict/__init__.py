@@ -111,8 +111,8 @@ def predict(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: st
     For a mixture of experts, ``attention_dp`` serves it with data-parallel attention and its
     experts spread over every chip (:func:`~napkin.predict.engines.engine`), and
     ``draft_tokens`` runs that many multi-token-prediction drafts in each decode step
-    (:mod:`~napkin.predict.multitoken`). Neither is part of the published fit yet: its
-    parameters were fitted with every engine tensor parallel and no drafts."""
+    (:mod:`~napkin.predict.multitoken`). The published fit reads both where a published row
+    states them (chapter 9); a row that states neither is read tensor parallel."""
     i, o = _tokens("input_tokens", input_tokens), _tokens("output_tokens", output_tokens)
     ttft_lim, tpot_lim = _limit("ttft_limit_s", ttft_limit_s), _limit("tpot_limit_s",
                                                                       tpot_limit_s)

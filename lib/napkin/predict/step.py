@@ -31,7 +31,8 @@ once per rank and each chosen expert once (it lives on one chip); a rank's fixed
 layer run beside the others', and its per-sequence costs cover only its own sequences.
 **Multi-token prediction.** A step of an engine that drafts runs ``verify_tokens`` tokens
 per sequence and keeps ``accepted_tokens`` of them (:mod:`napkin.predict.multitoken`); the
-draft head's own small cost is left out.
+drafting passes are costed by :func:`napkin.predict.serve.draft_seconds` in the serving
+scenarios that decode continuously.
 
 Every function works on numpy arrays (one element per step, broadcast against
 :class:`~napkin.predict.engines.Constants`), so thousands of published rows cost one pass.

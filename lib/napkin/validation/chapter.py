@@ -369,6 +369,8 @@ def regimes(min_rows: int = 10) -> pd.DataFrame:
 #: What a published row's notes say when it ran speculative decoding (the step model reads
 #: only the drafts a row states as multi-token prediction; chapter 10 puts the rest back).
 SPECULATIVE_NOTE = r"\bMTP\b|speculative|EAGLE|draft model"
+#: ... and what a note says when it names MTP only to say the run went without it.
+NOT_SPECULATIVE_NOTE = r"\b(?:without|no) MTP\b"
 
 
 def speculative(predictions: pd.DataFrame) -> pd.Series:
@@ -378,8 +380,10 @@ def speculative(predictions: pd.DataFrame) -> pd.Series:
     flags = pd.Series(False, index=predictions.index)
     for table, part in predictions.groupby("table"):
         notes = tables.load(table).set_index(tables.ROW_ID)["notes"].fillna("")
-        flags[part.index] = notes.loc[part[tables.ROW_ID]].str.contains(
-            SPECULATIVE_NOTE, case=False, regex=True).to_numpy()
+        said = notes.loc[part[tables.ROW_ID]]
+        flags[part.index] = (said.str.contains(SPECULATIVE_NOTE, case=False, regex=True) &
+                             ~said.str.contains(NOT_SPECULATIVE_NOTE, case=False,
+                                                regex=True)).to_numpy()
     drafts = predictions["draft_tokens"] if "draft_tokens" in predictions else \
         predictions[tables.ROW_ID].map(all_cases().set_index(tables.ROW_ID)["draft_tokens"])
     return flags & ~(drafts.fillna(0) > 0)
@@ -402,9 +406,10 @@ def software_band() -> pd.DataFrame:
 # -- a rack serving a mixture of experts at chat speed (issue 30) ---------------------------
 
 #: The layouts a rack may serve a mixture of experts in, as (name, data-parallel attention,
-#: drafts per step, prefill on its own pool); the first is the only one the published fit
-#: has learned.
-RACK_LAYOUTS = (("tensor parallel, engines of 8 (the published fit)", False, 0, False),
+#: drafts per step, prefill on its own pool); the first is how the published fit reads a
+#: row that states no layout (MLPerf's).
+RACK_LAYOUTS = (("tensor parallel, engines of 8 (the fit's reading of a row that states "
+                 "no layout)", False, 0, False),
                 ("data-parallel attention, experts over the rack", True, 0, False),
                 ("... with prefill on its own pool", True, 0, True),
                 ("... and three multi-token-prediction drafts", True, 3, True))
@@ -430,8 +435,11 @@ def rack_layouts(chip: str = RACK["chip"], model: str = RACK["model"],
     """What the step model, at the published parameters, says ``n_chips`` of ``chip`` serve
     of ``model`` under ``benchmark``'s MLPerf Interactive limits and mean lengths, in each of
     :data:`RACK_LAYOUTS`: output tokens per second for the rack and per chip, the mean time
-    per output token, and the share of chips that prefill (a split pool's, sized to the
-    stream: :mod:`napkin.predict.disaggregated`)."""
+    per output token, and where prompts are prefilled (a split pool's share of the chips,
+    sized to the stream as a fluid count: :mod:`napkin.predict.disaggregated`). Every weight
+    is in ``weights``: the book gives a model one format, where real deployments keep
+    attention and the embeddings in FP8 or BF16, so each data-parallel rank's dense read is
+    a lower bound."""
     from dataclasses import replace
 
     from ..predict import disaggregated, engine, predict
@@ -458,26 +466,35 @@ def rack_layouts(chip: str = RACK["chip"], model: str = RACK["model"],
                         attention_dp=wide, draft_tokens=drafts)
             per_chip, tpot_s, share = p.per_chip_output_tokens_per_s, p.tpot_s, 0.0
         out.append({"layout": name, "tokens_per_s": per_chip * n_chips, "per_chip": per_chip,
-                    "tpot_ms": tpot_s * 1e3, "prefill_share": share})
+                    "tpot_ms": tpot_s * 1e3, "prefill_share": share,
+                    "prefill": f"{share:.1%} of the GPUs (a fluid share)" if split else
+                    "on every GPU, between decode steps"})
     return pd.DataFrame(out)
 
 
 def wide_reading_checks(model: str = "DeepSeek-V3") -> dict[str, float]:
-    """How the wide readings fare on the book's rows of ``model``. ``stated``: the throughput
-    rows that state data-parallel attention or drafts, as the fixed split's fit predicts them
-    (it never saw them): how many, and the median ratio of predicted to measured. ``mlperf``:
-    MLPerf's rows, which state no layout, at the published parameters with
-    ``wide_when_unstated`` on (the faster of tensor parallel and data-parallel attention):
-    how many, and the same median ratio."""
+    """How the wide readings fare on the book's rows of ``model``, as the fixed split's fit
+    predicts them (it never saw them; the tokens a draft keeps were measured on the same
+    runs as the draft rows). ``dp``: the throughput rows that state data-parallel attention;
+    ``drafts``: those that state drafts only; each with its row count, the runs behind them
+    (a run published as a total, a per-GPU and a per-user rate counts once) and the median
+    ratio of predicted to measured. ``mlperf``: MLPerf's rows, which state no layout, at the
+    published parameters with ``wide_when_unstated`` on (the fastest of the tensor-parallel
+    sizes and data-parallel groups tried), in-sample."""
     from dataclasses import replace
 
     held = held_out((calib.MODEL,))
-    held = held[(held["model"] == model) & held["kind"].str.contains("rate") &
-                (held["dp"].notna() | (held["draft_tokens"] > 0))]
+    held = held[(held["model"] == model) & held["kind"].str.contains("rate")]
+    run = ["chip", "engine", "input_tokens", "output_tokens", "batch", "dp", "draft_tokens"]
+    out = {}
+    for name, mask in (("dp", held["dp"].notna()),
+                       ("drafts", held["dp"].isna() & (held["draft_tokens"] > 0))):
+        part = held[mask]
+        out |= {f"{name}_n": len(part),
+                f"{name}_runs": len(part[run].astype(str).drop_duplicates()),
+                f"{name}_ratio": float((part["predicted"] / part["measured"]).median())}
     cases = all_cases()
     rows = cases[(cases["model"] == model) & cases["ok"] & (cases["source"] == "MLPerf")]
     wide = replace(calib.calibrated(), wide_when_unstated=True)
     ratio = predict_cases(rows, wide, stacks=calib.stacks()) / rows["measured"]
-    return {"stated_n": len(held),
-            "stated_ratio": float((held["predicted"] / held["measured"]).median()),
-            "mlperf_n": len(rows), "mlperf_ratio": float(ratio.median())}
+    return out | {"mlperf_n": len(rows), "mlperf_ratio": float(ratio.median())}
