@@ -503,8 +503,8 @@ glue_markdown("crossover_verdict", "the essay's crossover stands" if abs(
     f"{b_star_roof:.0f}")
 
 # %% [markdown]
-# How far to trust these bounds, chapter 9 measures. On MLPerf Offline results whose chip or
-# model the fit had not seen, the plain roofline promises {glue:text}`offline_roof_x:.1f`
+# How far to trust these bounds, chapter 9 measures. On MLPerf Offline results whose chip and
+# model the fit had not seen together, the plain roofline promises {glue:text}`offline_roof_x:.1f`
 # times the throughput real servers reach for the median row, while the book's calibrated
 # step model is within x{glue:text}`offline_median:.2f` of it for half the rows and
 # x{glue:text}`offline_p90:.2f` for nine in ten (cross-validated). Its servers reach

@@ -22,7 +22,7 @@
 # ```{admonition} In one minute
 # :class: tip
 # - Errors here are factors: a prediction twice or half the measured value is off by x2.
-#   On a chip or a model the fit never saw, the calibrated step model is within
+#   On a chip and model the fit never saw together, the calibrated step model is within
 #   x{glue:text}`cv_cal_all_new_median:.2f` of the measured value for half of its
 #   {glue:text}`cv_new_predictions:,d` predictions of such rows and
 #   x{glue:text}`cv_cal_all_new_p90:.2f` for nine in ten (cross-validated, each fit from
@@ -34,8 +34,8 @@
 #   x{glue:text}`cv_cal_all_new_stack_median:.2f` for half of the rows and
 #   x{glue:text}`cv_cal_all_new_stack_p90:.2f` for nine in ten; with a whole measurement
 #   campaign left out, x{glue:text}`cv_cal_all_new_campaign_median:.2f` and
-#   x{glue:text}`cv_cal_all_new_campaign_p90:.2f`; on the fixed split's held-out rows of a new
-#   chip or model, x{glue:text}`held_new_median:.2f`. Chapters that advise a purchase or a
+#   x{glue:text}`cv_cal_all_new_campaign_p90:.2f`; on the fixed split's held-out rows of a chip
+#   and model new together, x{glue:text}`held_new_median:.2f`. Chapters that advise a purchase or a
 #   rental quote the stack band.
 # - It {glue:md}`beats_one` the simplest model that could do as well, the roofline at one
 #   fitted share of its peaks: x{glue:text}`cv_one_all_new_median:.2f` and
@@ -351,7 +351,7 @@ glue_all({
 #
 # Before any headline, the edge. Each regime below is a chip family, dense models or
 # mixtures of experts, and a scenario; its errors are the cross-validated predictions of
-# rows whose chip or model the fit had not seen (the section on
+# rows whose chip and model the fit had not seen together (the section on
 # [cross-validation](#sec-validation-crossval) says how they are made), worst first
 # ({glue:text}`n_regimes:d` regimes of at least {glue:text}`regime_min_rows:d`
 # predictions; {glue:text}`n_bad_regimes:d` of them have a median past
@@ -532,7 +532,7 @@ tables.styled(shown, "table-validation-errors", {
 # more speed than was measured (its own README calls its figure a lower bound on latency:
 # by default it assumes every peak is reached). Of the held-out rows, {glue:text}`held_seen_n:,d` have
 # a chip and model the fit saw together (median x{glue:text}`held_seen_median:.2f`) and
-# {glue:text}`held_new_n:,d` a new chip or model (x{glue:text}`held_new_median:.2f`): the
+# {glue:text}`held_new_n:,d` a chip and model new together (x{glue:text}`held_new_median:.2f`): the
 # fixed split mixes the easy case with the hard one, which is why the bands other chapters
 # quote come from the cross-validation below.
 
@@ -703,18 +703,19 @@ new_bands = bands_shown[bands_shown["case"] == "new"].assign(
     label=lambda d: d["scenario"].map(chapter.SCENARIOS | {"all": "every row"}))
 napkin.Figure(
     name="fig-validation-crossval",
-    chart=charts.factor_bars(new_bands, "On a chip or model the fit never saw",
+    chart=charts.factor_bars(new_bands, "On a chip and model the fit never saw together",
                              "cross-validated; dot: median factor; line to the 90th "
                              "percentile"),
-    caption="Cross-validated factor errors on predictions of rows whose chip or model the "
-            "fit had not seen, for the calibrated step model, the one-number discount, the "
+    caption="Cross-validated factor errors on predictions of rows whose chip and model the "
+            "fit had not seen together, for the calibrated step model, the one-number "
+            "discount, the "
             "essay's rule of thumb and the plain roofline, per group of rows.",
     source="data/step_model_crossval.csv (scripts/fit_step_model.py), measurements from "
            "data/mlperf_llm.csv and data/serving_measurements.csv.",
 )
 
 # %% [markdown]
-# On a new chip or model the calibrated model is within
+# On a chip and model new together the calibrated model is within
 # x{glue:text}`cv_cal_all_new_median:.2f` for half of its
 # {glue:text}`cv_cal_all_new_n:,d` predictions and x{glue:text}`cv_cal_all_new_p90:.2f` for
 # nine in ten; the one-number discount x{glue:text}`cv_one_all_new_median:.2f` and
@@ -1033,7 +1034,8 @@ for name in others.index:
 # `napkin.validation.error_band(scenario, case)` reads the cross-validated predictions and
 # recomputes the band from the rows in `data/` whenever it is called (a test checks that it
 # moves when the measurements do). A chapter asking about a machine not in these tables
-# quotes the band for a new chip or model; one asking about a chip and model the tables hold
+# quotes the band for a chip and model new together; one asking about a chip and model the
+# tables hold
 # quotes the other:
 
 # %%

@@ -439,7 +439,7 @@ napkin.Figure(
 # the prompt's arithmetic and the other the cheaper way to hold and read the answers' caches;
 # whether such a pair exists is a question of prices as much as of chips.
 # Every design here is priced on chapter 9's step model, whose band for a buyer's question
-# (a chip or model it has not seen, on a serving stack it has not seen) is
+# (a chip and model it has not seen together, on a serving stack it has not seen) is
 # x{glue:text}`srv_band_median:.2f` for half of MLPerf's Server and Interactive rows; a saving
 # of x{glue:text}`nv_mixed_hi:.2f` at most is the model's arithmetic, smaller than that error,
 # not a ranking it resolves.

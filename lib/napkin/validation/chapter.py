@@ -348,7 +348,7 @@ def is_moe(model: str) -> bool:
 
 
 def regimes(min_rows: int = 10) -> pd.DataFrame:
-    """Where not to trust the model: its cross-validated errors on a new chip or model
+    """Where not to trust the model: its cross-validated errors on a chip and model new together
     (:func:`napkin.validation.report.crossval`, case ``"new"``) per chip family, dense or
     mixture of experts, and scenario, worst first; regimes with fewer than ``min_rows``
     predictions are left out."""

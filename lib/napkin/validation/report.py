@@ -43,7 +43,7 @@ POOLED_FOLDS = ("round", "chip family", "model", "length")
 #: ``"new campaign"`` every row of a campaign left out whole.
 BUYER_FOLDS = {"new stack": ("stack", "new"), "new campaign": ("campaign", None)}
 CASES = ("new", "seen", "all") + tuple(BUYER_FOLDS)
-_CASE_TEXT = {"new": "a chip or model the fit had not seen",
+_CASE_TEXT = {"new": "a chip and model the fit had not seen together",
               "seen": "a chip and model the fit had seen",
               "all": "every cross-validated row",
               "new stack": "a chip and model the fit had not seen together, on a serving "
@@ -214,7 +214,7 @@ def error_band(scenario: str = "all", case: str = "new", structure: str = MODEL)
     """The cross-validated error of the calibrated model for ``scenario`` (``"offline"``:
     MLPerf Offline; ``"server"``: MLPerf Server and Interactive; ``"static"``: Argonne's
     static-batch latencies; ``"published"``: the engines' and vendors' own tables; ``"all"``)
-    and ``case``: ``"new"``, a chip or model the fit has not seen (the question a reader
+    and ``case``: ``"new"``, a chip and model the fit has not seen together (the question a reader
     asks of a new machine), ``"seen"``, a chip and model it has, or ``"all"``; or a buyer's
     case, each row counted once: ``"new stack"``, a chip and model the fit has not seen
     together, on a serving stack left out whole (a buyer's own stack), ``"new campaign"``, every row of a
