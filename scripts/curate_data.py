@@ -755,8 +755,9 @@ def mlperf_datasets(research: Path) -> list[dict]:
     """Input and output lengths and latency limits of each MLPerf LLM benchmark's dataset."""
     keep = ("benchmark_model", "dataset", "input_mean_tokens", "input_median_tokens",
             "input_max_tokens", "output_mean_tokens", "output_max_tokens",
-            "ttft_limit_server_ms", "tpot_limit_server_ms", "ttft_limit_interactive_ms",
-            "tpot_limit_interactive_ms", "confidence", "source_url", "note")
+            "output_inflight_ratio", "output_inflight_source_url", "ttft_limit_server_ms",
+            "tpot_limit_server_ms", "ttft_limit_interactive_ms", "tpot_limit_interactive_ms",
+            "confidence", "source_url", "note")
     return [{k: r[k] for k in keep} for r in read(MLPERF_RESEARCH / "datasets.csv")]
 
 

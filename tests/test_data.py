@@ -34,6 +34,8 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             # kept so that published rows in their schema can be dropped in unchanged
             "n_accelerators", "per_accelerator_value", "accuracy_field_tokens_per_sample",
             "n_gpus", "max_batch", "share_of_chip",
+            # chapter 9: how much longer the answers in flight are than the mean (a ratio)
+            "output_inflight_ratio",
             # chapter 10: a batch (sequences) and a ratio of two speeds; a drafted token's
             # position and the probability it is accepted there
             "batch", "speedup", "draft_position", "acceptance_low", "acceptance_high",

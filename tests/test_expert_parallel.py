@@ -167,12 +167,24 @@ def test_a_stated_layout_is_read_as_stated_and_as_tensor_parallel_without_it():
 
 def test_a_row_that_states_no_layout_is_read_tensor_parallel_unless_asked():
     rows = published_rows.mlperf()
-    row = rows[rows["benchmark_model"] == "deepseek-r1"].head(1)
+    row = rows[rows["benchmark_model"] == "deepseek-r1"].head(1).assign(
+        system="a system whose configuration the book has not read")
     cases = published_rows.interpret(row)
+    assert cases.iloc[0]["ok"] and np.isnan(cases.iloc[0]["dp"])
     published = predict_cases(cases).iloc[0]
     wide = replace(calibrated(), wide_when_unstated=True)
     from napkin.predict.calibration import stacks
     assert predict_cases(cases, wide, stacks=stacks()).iloc[0] > published
+
+
+def test_an_mlperf_row_whose_config_was_read_runs_its_stated_layout_and_cap():
+    """v5.1's DeepSeek-R1 submissions all ran data-parallel attention over engines of 8
+    (data/mlperf_system_configs.csv), their answers spread as the submissions' logs show."""
+    rows = published_rows.mlperf()
+    nvidia = rows[(rows["benchmark_model"] == "deepseek-r1") & (rows["submitter"] == "NVIDIA")]
+    case = published_rows.interpret(nvidia.head(1)).iloc[0]
+    assert (case["dp"], case["tp"], case["max_batch"]) == (8, 8, 4096)
+    assert case["inflight"] > 2
 
 
 def _pool_row(batch_text):
@@ -263,3 +275,16 @@ def test_a_note_that_says_the_run_went_without_mtp_is_not_speculative():
     assert list(chapter.speculative(rows)) == [False, False, True]
     rows["draft_tokens"] = [0.0, 0.0, 3.0]        # drafts the model reads are not "unread"
     assert not chapter.speculative(rows).any()
+
+
+def test_unequal_answers_put_longer_sequences_in_flight():
+    """The inspection paradox: with answers of unequal length the sequences in flight are
+    the longer ones, so their cache is deeper, fewer fit and each step takes longer."""
+    assert serve.inflight_depth(800, 4000, 1.0) == 2800
+    assert serve.inflight_depth(800, 4000, 2.5) == 5800
+    c = engine("H100 SXM", "Llama-3.1-8B", weights="FP8").constants
+    cal = calibrated()
+    even, spread = (serve.memory_batch(c, 800, 4000, k)[0] for k in (1.0, 2.5))
+    assert spread < even
+    steps = [serve.steady_step(c, 64, 800, 4000, cal, k)["step_s"][0] for k in (1.0, 2.5)]
+    assert steps[1] > steps[0]

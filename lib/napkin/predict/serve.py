@@ -34,10 +34,20 @@ def kv_bytes_per_sequence(c: Constants, depth):
     return c.kv_bytes_full * d + c.kv_bytes_window * np.minimum(d, c.window)
 
 
-def memory_batch(c: Constants, input_tokens, output_tokens):
+def inflight_depth(input_tokens, output_tokens, inflight=1.0):
+    """Mean cached tokens of the sequences in flight under continuous batching: the prompt
+    plus half the answer the sequences in flight are writing. A sequence stays in the batch
+    for as many steps as its answer is long, so at a random step the long answers are
+    over-represented (the inspection paradox): their mean is ``inflight`` = ``E[o^2] /
+    E[o]^2`` times the mean answer (1 where every answer has the same length)."""
+    return (np.asarray(input_tokens, dtype=float) +
+            np.asarray(inflight, dtype=float) * np.asarray(output_tokens, dtype=float) / 2)
+
+
+def memory_batch(c: Constants, input_tokens, output_tokens, inflight=1.0):
     """Sequences that fit in each engine's cache memory at the mean depth of continuous
-    batching (prompt plus half the answer: paged caches hold what a sequence has written)."""
-    depth = np.asarray(input_tokens, dtype=float) + np.asarray(output_tokens, dtype=float) / 2
+    batching (:func:`inflight_depth`: paged caches hold what a sequence has written)."""
+    depth = inflight_depth(input_tokens, output_tokens, inflight)
     return np.floor(c.kv_memory_bytes / np.maximum(kv_bytes_per_sequence(c, depth), 1.0))
 
 
@@ -85,10 +95,11 @@ def draft_seconds(c: Constants, batch, depth, cal: Calibration):
     return drafts * 2 * one / c.layers
 
 
-def steady_step(c: Constants, batch, input_tokens, output_tokens, cal: Calibration) -> dict:
+def steady_step(c: Constants, batch, input_tokens, output_tokens, cal: Calibration,
+                inflight=1.0) -> dict:
     """The average step of continuous batching with ``batch`` sequences in flight.
 
-    Each sequence adds a token at the mean depth (prompt plus half the answer), and the
+    Each sequence adds a token at the mean depth in flight (:func:`inflight_depth`), and the
     ``q = batch x accepted / output_tokens`` sequences that finish per step (``accepted``:
     tokens a step keeps per sequence, one without drafts) are replaced: their prompts
     are prefilled in the same steps. A step carries whole prompts, ``floor(q)`` of them or one
@@ -103,21 +114,23 @@ def steady_step(c: Constants, batch, input_tokens, output_tokens, cal: Calibrati
     q = b * c.accepted_tokens / o
     low = np.floor(q)
     share = q - low
-    decode = decode_work(c, b, i + o / 2)
+    depth = inflight_depth(i, o, inflight)
+    decode = decode_work(c, b, depth)
     few = cost(c, decode + prefill_work(c, rank_prompts(c, low), i), cal)
     more = cost(c, decode + prefill_work(c, rank_prompts(c, low + 1), i), cal)
-    step = (1 - share) * few.seconds + share * more.seconds + draft_seconds(c, b, i + o / 2, cal)
+    step = (1 - share) * few.seconds + share * more.seconds + draft_seconds(c, b, depth, cal)
     return {"step_s": step, "tpot_s": step / c.accepted_tokens,
             "bound": few.blend(more, share).bound, "first_token_s": more.seconds}
 
 
-def continuous(c: Constants, batch, input_tokens, output_tokens, cal: Calibration) -> dict:
+def continuous(c: Constants, batch, input_tokens, output_tokens, cal: Calibration,
+               inflight=1.0) -> dict:
     """Continuous batching with ``batch`` sequences in flight (:func:`steady_step`): the mean
     step, output tokens per second of each engine, which roof binds, the step that carries a
     prompt, and the prefill time of one prompt alone (the queue's service time)."""
     b = np.asarray(batch, dtype=float)
     i = np.asarray(input_tokens, dtype=float)
-    run = steady_step(c, b, i, output_tokens, cal)
+    run = steady_step(c, b, i, output_tokens, cal, inflight)
     alone = cost(c, prefill_work(c, 1, i), cal)
     return {**run, "tokens_per_s": b / run["tpot_s"],
             "prefill_s": alone.roof_s}
@@ -135,7 +148,7 @@ def first_token_tail(service_s, prefill_s, rate_per_s, tail: float = TAIL):
 
 
 def under_limits(c: Constants, input_tokens, output_tokens, ttft_limit_s, tpot_limit_s,
-                 cal: Calibration, max_batch) -> dict:
+                 cal: Calibration, max_batch, inflight=1.0) -> dict:
     """The largest batch (at most ``max_batch``) whose 99th-percentile time per output token
     (``tpot_tail`` x the mean step) and first token meet the limits (NaN: no limit), found by
     bisection on whole sequences; ``batch`` 0 where not even one sequence meets them."""
@@ -145,7 +158,7 @@ def under_limits(c: Constants, input_tokens, output_tokens, ttft_limit_s, tpot_l
     tpot_lim = np.where(np.isnan(tpot_limit_s), np.inf, tpot_limit_s)
 
     def evaluate(b):
-        run = continuous(c, b, i, o, cal)
+        run = continuous(c, b, i, o, cal, inflight)
         ttft = first_token_tail(run["first_token_s"], run["prefill_s"],
                                 run["tokens_per_s"] / o)
         tpot = cal.tpot_tail * run["tpot_s"]
@@ -169,7 +182,7 @@ def under_limits(c: Constants, input_tokens, output_tokens, ttft_limit_s, tpot_l
 
 
 def closed_loop(c: Constants, users, input_tokens, output_tokens, cal: Calibration,
-                max_batch) -> dict:
+                max_batch, inflight=1.0) -> dict:
     """``users`` clients, each sending its next request when the last one is answered (a
     benchmark at fixed concurrency). At most ``max_batch`` run at once; the rest queue, which
     by Little's law lengthens their first token."""
@@ -177,7 +190,7 @@ def closed_loop(c: Constants, users, input_tokens, output_tokens, cal: Calibrati
     i = np.asarray(input_tokens, dtype=float)
     o = np.asarray(output_tokens, dtype=float)
     b = np.maximum(np.minimum(u, max_batch), 1)
-    run = continuous(c, b, i, o, cal)
+    run = continuous(c, b, i, o, cal, inflight)
     itl = run["tpot_s"]
     request_s = run["first_token_s"] + (o - 1) * itl
     rate = b * o / request_s                      # output tokens per second

@@ -149,7 +149,7 @@ def _blank() -> dict:
             "batch": np.nan, "max_batch": np.nan, "ttft_limit_s": np.nan,
             "tpot_limit_s": np.nan, "requests": np.nan, "scale": 1.0, "split": "test",
             "duplicate": False, "system": "", "measured": np.nan, "stack": "", "dp": np.nan,
-            "draft_tokens": 0.0, "per_chips": 1.0}
+            "draft_tokens": 0.0, "per_chips": 1.0, "inflight": 1.0}
 
 
 def _stack(out: dict, engine) -> None:
@@ -223,6 +223,8 @@ def _read_mlperf(r) -> dict:
     out["input_tokens"] = float(data["input_mean_tokens"])
     out["output_tokens"] = float(data["output_mean_tokens"]) if \
         pd.notna(data["output_mean_tokens"]) else float(data["output_max_tokens"])
+    if pd.notna(data["output_inflight_ratio"]):  # answers of unequal length (see serve)
+        out["inflight"] = float(data["output_inflight_ratio"])
     config = _configs().get((r.round, r.submitter, r.system, r.benchmark_model, r.scenario))
     weights, kv, why = _mlperf_formats(r, out["chip"], config)
     if weights is None:
@@ -232,6 +234,7 @@ def _read_mlperf(r) -> dict:
     if config is not None:
         out["tp"] = float(_leading_int(config.tp) or 1)
         out["pp"] = _leading_int(config.pp) or 1
+        _layout(out, str(config.tp), str(config.note))
         if pd.notna(config.max_batch):
             out["max_batch"] = float(config.max_batch)
     if r.scenario == "Offline":

@@ -153,14 +153,15 @@ def _values(p: Prepared, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
              k == "static_rate"],
             [run["e2e_s"], run["prefill_s"], rate / chips[static], rate]) * scale[static]
         rank[static] = rate
-    fits = memory_batch(c, i, o)
+    inflight = f["inflight"].to_numpy(float) if "inflight" in f else np.ones(n)
+    fits = memory_batch(c, i, o, inflight)
     cap = np.where(np.isnan(f["max_batch"].to_numpy(float)), np.inf,
                    f["max_batch"].to_numpy(float))
     offline = pick(kind == "offline_rate")
     if len(offline):
         cs = c.take(offline)
         bo = np.minimum(fits[offline], cap[offline])
-        step = steady_step(cs, bo, i[offline], o[offline], cal)["step_s"]
+        step = steady_step(cs, bo, i[offline], o[offline], cal, inflight[offline])["step_s"]
         rate = np.where(bo >= 1, bo / step, np.nan) * engines[offline]
         value[offline] = rate
         rank[offline] = rate
@@ -169,14 +170,15 @@ def _values(p: Prepared, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
         cs = c.take(limited)
         found = under_limits(cs, i[limited], o[limited], f["ttft_limit_s"].to_numpy(float)[
             limited], f["tpot_limit_s"].to_numpy(float)[limited], cal,
-            np.minimum(fits[limited], cap[limited]))
+            np.minimum(fits[limited], cap[limited]), inflight[limited])
         rate = np.where(found["batch"] >= 1, found["tokens_per_s"], np.nan) * engines[limited]
         value[limited] = rate
         rank[limited] = rate
     closed = pick(np.char.startswith(kind.astype(str), "closed"))
     if len(closed):
         cs = c.take(closed)
-        run = closed_loop(cs, b[closed], i[closed], o[closed], cal, fits[closed])
+        run = closed_loop(cs, b[closed], i[closed], o[closed], cal, fits[closed],
+                          inflight[closed])
         rate = run["tokens_per_s"] * engines[closed]
         k = kind[closed]
         value[closed] = np.select(
