@@ -251,12 +251,25 @@ tables.styled(validation.decline_reasons(8), "table-validation-declined",
 # shrunk towards the typical stack's so that a stack seen on few rows moves little; a stack never seen runs as
 # the typical one ($e_\sigma = o_\sigma = 1$). They are shown below as the *software band*,
 # not folded silently into one calibration.
-#
+
+# %% tags=["hide-input"]
+glue_all({"inflight_r1": validation.chapter.benchmark_inflight("deepseek-r1"),
+          "inflight_70b": validation.chapter.benchmark_inflight("llama2-70b-99"),
+          "inflight_8b": validation.chapter.benchmark_inflight("llama3.1-8b")})
+
+# %% [markdown]
 # **Scenarios.** A static batch (Argonne's measurement) prefills its prompts in one step,
 # then decodes one step per output token at growing depth; MLPerf Offline serves the
 # largest batch memory allows, replacing each finished sequence; Server and Interactive
 # serve the largest batch whose 99th-percentile time per output token and first token meet
-# MLPerf's limits. Under random arrivals a first token also waits in line; the queue is
+# MLPerf's limits. A sequence stays in the batch as long as its answer, so when answers
+# differ in length the sequences in flight at any step are the longer ones (the inspection
+# paradox): their mean answer is $E[o^2]/E[o]$, and each step reads caches that much deeper
+# than half the mean answer. The submissions' own answers (their TEST06 compliance logs)
+# put that ratio at x{glue:text}`inflight_r1:.2f` the mean for DeepSeek-R1's reasoning,
+# x{glue:text}`inflight_70b:.2f` for Llama 2 70B's chat and x{glue:text}`inflight_8b:.2f`
+# for Llama 3.1 8B's summaries, which stop at a fixed length
+# (`serve.inflight_depth`). Under random arrivals a first token also waits in line; the queue is
 # taken as $M/D/1$ (Poisson arrivals, every prompt the benchmark's mean length, prefilled in
 # $s$ seconds), whose 99th-percentile wait at load $\rho = \lambda s$ is about
 # $\frac{s}{2(1-\rho)}\ln\frac{\rho}{0.01}$ (an exponential tail with the mean of a queue
@@ -388,8 +401,12 @@ tables.styled(regimes, "table-validation-regimes", {
 # GPUs and back), the fit reads it so (`napkin.predict.engine(..., attention_dp=True)`);
 # where it states multi-token prediction, the fit runs its drafts in every step
 # (`napkin.predict.multitoken`). Both readings are parts of the model, weighed in
-# [the ablation](#sec-validation-ablation). MLPerf's rows state no layout, and the fit reads
-# them tensor parallel. Deployments of large mixtures of experts at scale combine these
+# [the ablation](#sec-validation-ablation). MLPerf's rows state no layout, but the
+# configuration files behind its DeepSeek-R1 rows do: every submission of round v5.1 ran
+# TensorRT-LLM engines of eight GPUs with data-parallel attention, the experts spread over
+# the eight and no drafts, each GPU's batch capped (`data/mlperf_system_configs.csv`), and
+# the fit reads those rows so. A row with no layout stated and no configuration read is
+# read tensor parallel. Deployments of large mixtures of experts at scale combine these
 # layouts: SGLang's and TensorRT-LLM's posts serve wide expert parallelism with prefill on a
 # pool of its own (`napkin.predict.disaggregated`), and TensorRT-LLM's add drafts
 # {cite}`trtllm_deepseek_r1`. The rack, its workload and its limits:
@@ -449,21 +466,44 @@ tables.styled(rack.drop(columns="prefill_share"), "table-validation-rack", {
 #
 # The rows that state their layout do not settle which answer holds. The fit of the fixed
 # split, which never saw them, predicts x{glue:text}`rack_dp_ratio:.2f` of what was measured
-# on the {glue:text}`rack_dp_n:d` throughput rows that state data-parallel attention
-# ({glue:text}`rack_dp_runs:d` runs; median), and x{glue:text}`rack_drafts_ratio:.2f` on the
-# {glue:text}`rack_drafts_n:d` that state drafts only ({glue:text}`rack_drafts_runs:d` runs,
-# whose tokens kept per step were measured on the same runs). Two things the model leaves out
-# would speed the wide layouts up: the all-to-all takes the all-reduce's fitted share of the
-# link, {glue:text}`rack_link_share:.0%`, where DeepEP's kernels report close to the link's
-# peak {cite}`deepep`, and no communication overlaps computation. MLPerf's
-# {glue:text}`rack_mlperf_n:d` DeepSeek-R1 rows pull the other way: read in the fastest of the
-# layouts tried, they would be predicted at x{glue:text}`rack_mlperf_ratio:.2f` of the
-# measured rate (in-sample), whether because engines cap their batch, because ranks serving
-# answers of up to {glue:text}`rack_output_max:,d` tokens are far from balanced, or for
-# reasons the rows do not state. A rack at chat speed is where the book knows least: read
-# the first line as the fit's answer for a row that says nothing of its layout and the last
-# as what the physics allows at the published parameters; neither is a forecast for such a
-# rack.
+# on the {glue:text}`rack_dp_n:d` throughput rows of engines' own tables that state
+# data-parallel attention ({glue:text}`rack_dp_runs:d` runs; median) and
+# x{glue:text}`rack_drafts_ratio:.2f` on the {glue:text}`rack_drafts_n:d` that state drafts
+# only ({glue:text}`rack_drafts_runs:d` runs, whose tokens kept per step were measured on the
+# same runs). On MLPerf's DeepSeek-R1 rows, read as their configurations ran, it predicts
+# x{glue:text}`rack_offline_ratio:.2f` of the measured rate in Offline
+# ({glue:text}`rack_offline_n:d` rows) and x{glue:text}`rack_server_ratio:.2f` in Server
+# ({glue:text}`rack_server_n:d`).
+
+# %%
+server = validation.chapter.server_steps(RACK["model"])
+glue_all({"server_n": len(server), "server_batch_low": server["batch"].min(),
+          "server_batch_high": server["batch"].max(),
+          "server_step_gap": (server["tpot_ms"] / server["predicted_step_ms"]).median(),
+          "server_missing_ms": (server["tpot_ms"] - server["predicted_step_ms"]).median()})
+tables.styled(server, "table-validation-server-steps", {
+    "row_id": "MLPerf row", "chip": "Chip", "batch": "Sequences per engine (logged)",
+    "tpot_ms": "Mean ms per token (logged)", "predicted_step_ms": "Model's step, ms"},
+    formats={"batch": "{:,.0f}", "tpot_ms": "{:.1f}", "predicted_step_ms": "{:.1f}"})
+
+# %% [markdown]
+# The Server miss is in the step, not in the arithmetic of the limits. Each engine's
+# sequences in flight follow from the run's log (tokens a second times the mean time per
+# token, by Little's law): {glue:text}`server_batch_low:,.0f` to
+# {glue:text}`server_batch_high:,.0f` per engine of eight. At that many, the logged time per
+# token is x{glue:text}`server_step_gap:.2f` the model's step (median of
+# {glue:text}`server_n:d` runs, `validation.chapter.server_steps`), about
+# {glue:text}`server_missing_ms:.0f` ms a step that the model does not cost. The rows do not
+# say what it is: the all-to-all's fixed cost in TensorRT-LLM's kernels, ranks waiting for
+# the slowest when answers run to {glue:text}`rack_output_max:,d` tokens, or the attention
+# and embedding weights that the submissions keep out of NVFP4 (their quantization config
+# excludes them) where the model reads every weight in it. Two things the model leaves out
+# pull the other way: the all-to-all takes the all-reduce's fitted share of the link,
+# {glue:text}`rack_link_share:.0%`, where DeepEP's kernels report close to the link's peak
+# {cite}`deepep`, and no communication overlaps computation. A rack at chat speed is where
+# the book knows least: read the first line as the fit's answer for a row that says nothing
+# of its layout and the last as what the physics allows at the published parameters;
+# neither is a forecast for such a rack.
 #
 # (sec-validation-split)=
 # ## The split chosen before the fit

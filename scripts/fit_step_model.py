@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="replace the stored tables (they are refused otherwise)")
     parser.add_argument("--out", default=None, help="write here instead of data/")
     args = parser.parse_args(argv)
+    if args.out is not None:  # made now, not found missing after half an hour of fitting
+        Path(args.out).mkdir(parents=True, exist_ok=True)
     start = time.time()
 
     def progress(message: str) -> None:

@@ -264,7 +264,17 @@ def test_the_rack_table_costs_every_layout_and_names_the_fits_own():
     assert "fluid" in rack["prefill"].iloc[-1] and "every GPU" in rack["prefill"].iloc[0]
     checks = chapter.wide_reading_checks()
     assert checks["dp_n"] >= checks["dp_runs"] >= 4 and checks["drafts_n"] >= 6
-    assert checks["mlperf_n"] >= 8
+    assert checks["offline_n"] >= 8 and checks["server_n"] >= 8
+
+
+def test_server_steps_read_the_batch_each_engine_ran_from_its_log():
+    from napkin.validation import chapter
+    steps = chapter.server_steps()
+    assert len(steps) >= 8
+    # Little's law over an engine of eight: hundreds of sequences, each token within the
+    # Server limit (80 ms at the 99th percentile, so the mean below it)
+    assert steps["batch"].between(100, 5120).all() and (steps["tpot_ms"] < 80).all()
+    assert (steps["predicted_step_ms"] > 0).all()
 
 
 def test_a_note_that_says_the_run_went_without_mtp_is_not_speculative():

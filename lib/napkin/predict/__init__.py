@@ -36,7 +36,8 @@ from .calibration import ROOFLINE, Calibration, calibrated
 from .engines import Constants, Engine, engine, engine_of, kv_format, weight_format
 from .experts import expected_distinct
 from .multitoken import accepted_tokens
-from .serve import closed_loop, continuous, memory_batch, static_batch, under_limits
+from .serve import (closed_loop, continuous, inflight_depth, memory_batch, static_batch,
+                    under_limits)
 from .step import step_seconds
 
 
@@ -101,7 +102,7 @@ def predict(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: st
             input_tokens: int, output_tokens: int, batch: int | None = None,
             ttft_limit_s: float | None = None, tpot_limit_s: float | None = None,
             calibration: Calibration | None = None, attention_dp: bool = False,
-            draft_tokens: int = 0) -> Prediction:
+            draft_tokens: int = 0, inflight_ratio: float = 1.0) -> Prediction:
     """Serve ``model`` (a book model name or a Hugging Face config mapping) on ``n_chips``
     of ``chip`` (a book chip name) in tensor parallel, prompts of ``input_tokens`` and
     answers of ``output_tokens`` (means). See :class:`Prediction` for what comes back and the
@@ -112,7 +113,12 @@ def predict(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: st
     experts spread over every chip (:func:`~napkin.predict.engines.engine`), and
     ``draft_tokens`` runs that many multi-token-prediction drafts in each decode step
     (:mod:`~napkin.predict.multitoken`). The published fit reads both where a published row
-    states them (chapter 9); a row that states neither is read tensor parallel."""
+    states them (chapter 9); a row that states neither is read tensor parallel.
+
+    ``inflight_ratio`` is ``E[o^2] / E[o]^2`` of the answers (1 when all are
+    ``output_tokens`` long): with answers of unequal length the sequences in flight are the
+    longer ones, and their caches deeper (:func:`~napkin.predict.serve.inflight_depth`;
+    MLPerf's DeepSeek-R1 answers give 2.38, ``data/mlperf_datasets.csv``)."""
     i, o = _tokens("input_tokens", input_tokens), _tokens("output_tokens", output_tokens)
     ttft_lim, tpot_lim = _limit("ttft_limit_s", ttft_limit_s), _limit("tpot_limit_s",
                                                                       tpot_limit_s)
@@ -123,27 +129,34 @@ def predict(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: st
             draft_tokens < 0:
         raise ValueError(f"draft_tokens must be a whole number >= 0, got {draft_tokens!r}")
     drafts = int(draft_tokens)
+    k = float(inflight_ratio) if isinstance(inflight_ratio, (int, float, np.number)) and \
+        not isinstance(inflight_ratio, bool) else math.nan
+    if not k >= 1 or math.isinf(k):
+        raise ValueError(f"inflight_ratio is E[o^2] / E[o]^2 of the answers, a finite number "
+                         f">= 1 (1 when all answers have the same length), got "
+                         f"{inflight_ratio!r}")
     e = engine(chip, model, n_chips=n_chips, weights=weights, kv=kv, attention_dp=attention_dp)
     c = e.constants
     if drafts:
         c = replace(c, verify_tokens=np.array([1.0 + drafts]),
                     accepted_tokens=np.array([float(accepted_tokens(drafts))]))
-    fits = int(memory_batch(c, i, o)[0])
+    fits = int(memory_batch(c, i, o, k)[0])
+    depth = float(inflight_depth(i, o, k))
     base = dict(chip=chip, model=e.model.name, n_chips=e.n_chips, weights=e.weights,
                 kv=kv_format(kv), input_tokens=i, output_tokens=o, memory_batch=fits)
-    need = lambda b: (f"{b} sequences at a mean depth of {i + o / 2:,.0f} tokens need "  # noqa: E731
-                      f"{b * e.kv_bytes(math.ceil(i + o / 2)) / GiB:,.1f} GiB of cache; "
+    need = lambda b: (f"{b} sequences at a mean depth of {depth:,.0f} tokens need "  # noqa: E731
+                      f"{b * e.kv_bytes(math.ceil(depth)) / GiB:,.1f} GiB of cache; "
                       f"the engine has {e.kv_memory_bytes / GiB:,.1f} GiB")
     if fits < 1:
-        return _infeasible(base, c, i, o, cal, need(1))
+        return _infeasible(base, c, i, o, k, cal, need(1))
     limited = not (math.isnan(ttft_lim) and math.isnan(tpot_lim))
     if batch is not None and batch > fits:
-        return _infeasible(base, c, i, o, cal, need(batch))
+        return _infeasible(base, c, i, o, k, cal, need(batch))
     if batch is None and limited:
-        found = under_limits(c, i, o, ttft_lim, tpot_lim, cal, fits)
+        found = under_limits(c, i, o, ttft_lim, tpot_lim, cal, fits, k)
         b = int(found["batch"][0])
         if b < 1:
-            one = under_limits(c, i, o, math.nan, math.nan, cal, 1)
+            one = under_limits(c, i, o, math.nan, math.nan, cal, 1, k)
             tpot1, ttft1 = float(one["tpot_p99_s"][0]), float(one["ttft_p99_s"][0])
             why = []
             if tpot1 > tpot_lim:
@@ -152,25 +165,25 @@ def predict(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: st
             if ttft1 > ttft_lim:
                 why.append(f"a first token of {ttft1:.3g} s at the 99th percentile "
                            f"(limit {ttft_lim:.3g} s)")
-            return _infeasible(base, c, i, o, cal, "no batch meets the limits: one sequence "
+            return _infeasible(base, c, i, o, k, cal, "no batch meets the limits: one sequence "
                                "alone has " + " and ".join(why))
-        by = "memory" if b == fits else _binding(c, i, o, cal, b + 1, ttft_lim, tpot_lim)
+        by = "memory" if b == fits else _binding(c, i, o, k, cal, b + 1, ttft_lim, tpot_lim)
     else:
         b = fits if batch is None else batch
         by = "memory" if batch is None else "batch"
-    return _evaluate(base, c, i, o, cal, b, by, ttft_lim, tpot_lim)
+    return _evaluate(base, c, i, o, k, cal, b, by, ttft_lim, tpot_lim)
 
 
-def _binding(c, i, o, cal, b, ttft_lim, tpot_lim) -> str:
+def _binding(c, i, o, k, cal, b, ttft_lim, tpot_lim) -> str:
     """Which limit the next batch size breaks."""
-    found = under_limits(c, i, o, math.nan, math.nan, cal, b)
+    found = under_limits(c, i, o, math.nan, math.nan, cal, b, k)
     return "tpot" if float(found["tpot_p99_s"][0]) > tpot_lim else "ttft"
 
 
-def _evaluate(base, c, i, o, cal, b, by, ttft_lim=math.nan, tpot_lim=math.nan,
+def _evaluate(base, c, i, o, k, cal, b, by, ttft_lim=math.nan, tpot_lim=math.nan,
               feasible=True, reason="") -> Prediction:
-    run = continuous(c, b, i, o, cal)
-    limits = under_limits(c, i, o, math.nan, math.nan, cal, b)
+    run = continuous(c, b, i, o, cal, k)
+    limits = under_limits(c, i, o, math.nan, math.nan, cal, b, k)
     static = static_batch(c, b, i, o, cal)
     rate = float(run["tokens_per_s"][0])
     ttft99, tpot99 = float(limits["ttft_p99_s"][0]), float(limits["tpot_p99_s"][0])
@@ -188,9 +201,9 @@ def _evaluate(base, c, i, o, cal, b, by, ttft_lim=math.nan, tpot_lim=math.nan,
                       reason=reason)
 
 
-def _infeasible(base, c, i, o, cal, reason) -> Prediction:
+def _infeasible(base, c, i, o, k, cal, reason) -> Prediction:
     """A result that serves nobody and says why; its times are those of one sequence."""
-    return _evaluate(base, c, i, o, cal, 1, "memory" if "cache" in reason else "limits",
+    return _evaluate(base, c, i, o, k, cal, 1, "memory" if "cache" in reason else "limits",
                      feasible=False, reason=reason)
 
 

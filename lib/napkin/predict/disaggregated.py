@@ -31,17 +31,18 @@ import numpy as np
 
 from .calibration import Calibration
 from .engines import Constants
-from .serve import draft_seconds, memory_batch
+from .serve import draft_seconds, inflight_depth, memory_batch
 from .step import cost, decode_work, prefill_work
 
-__all__ = ["decode_pool", "pools", "prefill_pool"]
+__all__ = ["decode_pool", "largest", "pools", "prefill_pool"]
 
 #: The largest batch tried in either pool.
 MAX_BATCH = 1 << 16
 
 
-def _largest(ok, top: int) -> int:
-    """The largest whole ``k`` in [1, top] with ``ok(k)`` (``ok`` falls with ``k``), else 0."""
+def largest(ok, top: int) -> int:
+    """The largest whole ``k`` in [1, top] with ``ok(k)``, for an ``ok`` that holds up to some
+    ``k`` and fails above it (a pool's batch under a limit), else 0; by bisection."""
     if top < 1 or not ok(1):
         return 0
     low, high = 1, top + 1
@@ -52,11 +53,12 @@ def _largest(ok, top: int) -> int:
 
 
 def decode_pool(c: Constants, input_tokens: float, output_tokens: float,
-                tpot_limit_s: float, cal: Calibration) -> dict:
+                tpot_limit_s: float, cal: Calibration, inflight: float = 1.0) -> dict:
     """The decode pool's engine: its batch, mean step and time per output token, and answers
-    a second per chip (``c`` holds one engine)."""
-    depth = input_tokens + output_tokens / 2
-    fits = int(min(memory_batch(c, input_tokens, output_tokens)[0], MAX_BATCH))
+    a second per chip (``c`` holds one engine; ``inflight``: the answers' spread, as in
+    :func:`~napkin.predict.serve.inflight_depth`)."""
+    depth = float(inflight_depth(input_tokens, output_tokens, inflight))
+    fits = int(min(memory_batch(c, input_tokens, output_tokens, inflight)[0], MAX_BATCH))
 
     def step(b):
         return float(cost(c, decode_work(c, b, depth), cal).seconds[0] +
@@ -64,7 +66,7 @@ def decode_pool(c: Constants, input_tokens: float, output_tokens: float,
 
     limit = math.inf if math.isnan(tpot_limit_s) else tpot_limit_s
     kept = float(c.accepted_tokens[0])
-    b = _largest(lambda k: cal.tpot_tail * step(k) / kept <= limit, fits)
+    b = largest(lambda k: cal.tpot_tail * step(k) / kept <= limit, fits)
     if b < 1:
         return {"batch": 0, "step_s": math.nan, "tpot_s": math.nan,
                 "requests_per_s_per_chip": 0.0}
@@ -82,7 +84,7 @@ def prefill_pool(c: Constants, input_tokens: float, ttft_limit_s: float,
         return float(cost(c, prefill_work(c, k, input_tokens), cal).seconds[0])
 
     limit = math.inf if math.isnan(ttft_limit_s) else ttft_limit_s
-    k = _largest(lambda n: 2 * t(n) <= limit, MAX_BATCH)
+    k = largest(lambda n: 2 * t(n) <= limit, MAX_BATCH)
     if k < 1:
         return {"batch": 0, "step_s": math.nan, "requests_per_s_per_chip": 0.0}
     chips = float(c.tp[0] * c.pp[0] * c.dp[0])
@@ -90,11 +92,12 @@ def prefill_pool(c: Constants, input_tokens: float, ttft_limit_s: float,
 
 
 def pools(prefill: Constants, decode: Constants, input_tokens: float, output_tokens: float,
-          ttft_limit_s: float, tpot_limit_s: float, cal: Calibration) -> dict:
+          ttft_limit_s: float, tpot_limit_s: float, cal: Calibration,
+          inflight: float = 1.0) -> dict:
     """Both pools sized to one stream: output tokens a second per chip of the whole, the
     share of chips that prefill, and each pool's engine (module docstring)."""
     p = prefill_pool(prefill, input_tokens, ttft_limit_s, cal)
-    d = decode_pool(decode, input_tokens, output_tokens, tpot_limit_s, cal)
+    d = decode_pool(decode, input_tokens, output_tokens, tpot_limit_s, cal, inflight)
     mu, lam = p["requests_per_s_per_chip"], d["requests_per_s_per_chip"]
     if mu <= 0 or lam <= 0:
         return {"tokens_per_s_per_chip": 0.0, "prefill_share": math.nan, "prefill": p,

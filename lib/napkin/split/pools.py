@@ -33,6 +33,7 @@ from typing import Callable
 
 from .. import kvcache
 from ..catalog import config as catalog_config
+from ..predict.disaggregated import largest
 from ..units import GB
 from .pair import DoesNotFit, _side, arrival_s, phase_seconds
 
@@ -126,18 +127,6 @@ def rented_power(chip: str) -> float:
     return power.rented_draw(chip)["power_W"]
 
 
-def _largest(ok: Callable[[int], bool], top: int) -> int:
-    """The largest batch in 1..top that ``ok`` accepts, for an ``ok`` that holds up to some
-    batch and fails above it (0: none)."""
-    if top < 1 or not ok(1):
-        return 0
-    lo, hi = 1, top
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
-    return lo
-
-
 def _price_of(chip, n, usd_per_chip_hour, watts_per_chip):
     return n * usd_per_chip_hour(chip), n * watts_per_chip(chip)
 
@@ -164,7 +153,7 @@ def one_machine(machine, model, *, weights="fp16", kv="fp16", input_tokens: int,
     def stretch(b):  # 1 / (1 - f) at the rate a decode batch of b sustains
         return 1 + b / phases.decode(b) * per_prompt
 
-    b = _largest(lambda b: phases.decode(b) is not None
+    b = largest(lambda b: phases.decode(b) is not None
                  and phases.decode(b) / (phases.o - 1) * stretch(b) <= tpot_limit_s, max_batch)
     if b == 0:
         return Design(label, (), phases.o, math.nan, math.nan,
@@ -220,11 +209,11 @@ class _Phases:
         return self._dec[b]
 
     def prompt_batch(self, ttft_limit_s, top):
-        return _largest(lambda b: self.prefill(b) is not None
+        return largest(lambda b: self.prefill(b) is not None
                         and self.prefill(b)[1] <= ttft_limit_s, min(top, MAX_PREFILL_BATCH))
 
     def answer_batch(self, tpot_limit_s, top):
-        return _largest(lambda b: self.decode(b) is not None
+        return largest(lambda b: self.decode(b) is not None
                         and self.decode(b) / (self.o - 1) <= tpot_limit_s, top)
 
     def prompt_miss(self, ttft_limit_s, label) -> str:

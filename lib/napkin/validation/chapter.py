@@ -15,11 +15,10 @@ from ..predict.experts import layout
 from .fitting import ABLATIONS, CALIBRATED, TRIED
 from .report import bands, crossval, errors, factor_stats, peer_errors, scored
 from .rows import _datasets, all_cases, interpret, mlperf
-from .scoring import predict_cases
 
-__all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_lengths", "crossval_table",
+__all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_inflight", "benchmark_lengths", "crossval_table",
            "interactive_limits", "is_moe", "RACK", "RACK_LAYOUTS", "rack_layouts",
-           "wide_reading_checks",
+           "server_steps", "wide_reading_checks",
            "decline_reasons", "EARNS", "FRONTIER_CHIPS", "frontier_curves", "frontier_gap",
            "FRONTIER_MODELS", "frontier_points", "frontier_read", "held_out", "PARAMETERS",
            "parameters_table", "PEER", "per_gpu_ratio", "per_gpu_ratio_by_round", "regimes", "SCENARIOS",
@@ -41,17 +40,26 @@ def benchmark_lengths(benchmark: str) -> tuple[int, int]:
     return int(round(row["input_mean_tokens"])), int(round(out))
 
 
+def benchmark_inflight(benchmark: str) -> float:
+    """How much longer an MLPerf benchmark's answers in flight are than its mean answer,
+    ``E[o^2] / E[o]^2`` of the submissions' answers (1 where not measured)."""
+    d = _datasets()
+    row = d.loc[benchmark] if benchmark in d.index else d.loc[f"{benchmark}-99"]
+    ratio = row["output_inflight_ratio"]
+    return float(ratio) if pd.notna(ratio) else 1.0
+
+
 def frontier_curves(calibration: Calibration | None = None) -> pd.DataFrame:
     """The calibrated model's frontier (:func:`napkin.predict.frontier.frontier`) for each
     of :data:`FRONTIER_MODELS` on each of :data:`FRONTIER_CHIPS` at its MLPerf benchmark's
-    mean lengths, FP8 weights and cache; and the B200 again at FP4 (NVFP4) weights, the
-    format its MLPerf runs use."""
+    mean lengths and spread of answers, FP8 weights and cache; and the B200 again at FP4
+    (NVFP4) weights, the format its MLPerf runs use."""
     parts = []
     for model, (bench, weights, kv) in FRONTIER_MODELS.items():
         i, o = benchmark_lengths(bench)
         for chip, fmt in [(c, weights) for c in FRONTIER_CHIPS] + [("B200", "NVFP4")]:
             f = frontier(chip, model, weights=fmt, kv=kv, input_tokens=i, output_tokens=o,
-                         calibration=calibration)
+                         calibration=calibration, inflight_ratio=benchmark_inflight(bench))
             parts.append(f.assign(model=model, weights=fmt, curve=f"{chip}, {fmt}"))
     return pd.concat(parts, ignore_index=True)
 
@@ -433,8 +441,8 @@ def rack_layouts(chip: str = RACK["chip"], model: str = RACK["model"],
                  n_chips: int = RACK["n_chips"], weights: str = RACK["weights"],
                  kv: str = RACK["kv"], benchmark: str = RACK["benchmark"]) -> pd.DataFrame:
     """What the step model, at the published parameters, says ``n_chips`` of ``chip`` serve
-    of ``model`` under ``benchmark``'s MLPerf Interactive limits and mean lengths, in each of
-    :data:`RACK_LAYOUTS`: output tokens per second for the rack and per chip, the mean time
+    of ``model`` under ``benchmark``'s MLPerf Interactive limits, mean lengths and spread of
+    answers (:func:`benchmark_inflight`), in each of :data:`RACK_LAYOUTS`: output tokens per second for the rack and per chip, the mean time
     per output token, and where prompts are prefilled (a split pool's share of the chips,
     sized to the stream as a fluid count: :mod:`napkin.predict.disaggregated`). Every weight
     is in ``weights``: the book gives a model one format, where real deployments keep
@@ -446,6 +454,7 @@ def rack_layouts(chip: str = RACK["chip"], model: str = RACK["model"],
     from ..predict.multitoken import accepted_tokens
 
     i, o = benchmark_lengths(benchmark)
+    spread = benchmark_inflight(benchmark)
     ttft, tpot = interactive_limits(benchmark)
     cal = calib.calibrated()
     out = []
@@ -457,13 +466,13 @@ def rack_layouts(chip: str = RACK["chip"], model: str = RACK["model"],
             kept = float(accepted_tokens(drafts))
             decode = replace(c, verify_tokens=c.verify_tokens * 0 + 1.0 + drafts,
                              accepted_tokens=c.accepted_tokens * 0 + kept)
-            run = disaggregated.pools(c, decode, i, o, ttft, tpot, cal)
+            run = disaggregated.pools(c, decode, i, o, ttft, tpot, cal, spread)
             per_chip, tpot_s = run["tokens_per_s_per_chip"], run["decode"]["tpot_s"]
             share = run["prefill_share"]
         else:
             p = predict(chip, model, n_chips=group, weights=weights, kv=kv, input_tokens=i,
                         output_tokens=o, ttft_limit_s=ttft, tpot_limit_s=tpot,
-                        attention_dp=wide, draft_tokens=drafts)
+                        attention_dp=wide, draft_tokens=drafts, inflight_ratio=spread)
             per_chip, tpot_s, share = p.per_chip_output_tokens_per_s, p.tpot_s, 0.0
         out.append({"layout": name, "tokens_per_s": per_chip * n_chips, "per_chip": per_chip,
                     "tpot_ms": tpot_s * 1e3, "prefill_share": share,
@@ -472,29 +481,59 @@ def rack_layouts(chip: str = RACK["chip"], model: str = RACK["model"],
     return pd.DataFrame(out)
 
 
+def server_steps(model: str = "DeepSeek-V3") -> pd.DataFrame:
+    """MLPerf Server rows of ``model`` where the run's mean time per output token was logged:
+    the sequences an engine had in flight (Little's law: tokens a second x the mean time per
+    token, over the engines), the logged mean time per token, and the mean step the published
+    parameters give at that many sequences in the row's stated layout. Their ratio isolates
+    the step's cost from the arithmetic of the limits, which choose the batch."""
+    from ..predict.serve import steady_step
+    from .scoring import prepare, with_stacks
+
+    cases = all_cases()
+    m = mlperf().set_index(tables.ROW_ID)
+    rows = cases[(cases["model"] == model) & cases["ok"] & (cases["kind"] == "limits_rate") &
+                 (cases["source"] == "MLPerf")]
+    rows = rows[m.loc[rows[tables.ROW_ID], "tpot_mean_ms"].notna().to_numpy()]
+    if rows.empty:
+        return pd.DataFrame(columns=[tables.ROW_ID, "chip", "batch", "tpot_ms",
+                                     "predicted_step_ms"])
+    p = with_stacks(prepare(rows), calib.stacks())
+    first = ~pd.Series(p.row).duplicated().to_numpy()  # each row's stated layout
+    f, c = p.cases[first], p.constants.take(np.flatnonzero(first))
+    tpot_s = m.loc[f[tables.ROW_ID], "tpot_mean_ms"].to_numpy(float) / 1e3
+    engines = f["n_chips"].to_numpy(float) / (f["tp"] * f["pp"] * f["dp"]).to_numpy(float)
+    batch = np.round(f["measured"].to_numpy(float) * tpot_s / engines)
+    step = steady_step(c, batch, f["input_tokens"].to_numpy(float),
+                       f["output_tokens"].to_numpy(float), calib.calibrated(),
+                       f["inflight"].to_numpy(float))["tpot_s"]
+    return pd.DataFrame({tables.ROW_ID: f[tables.ROW_ID].to_numpy(), "chip": f["chip"].to_numpy(),
+                         "batch": batch, "tpot_ms": tpot_s * 1e3,
+                         "predicted_step_ms": step * 1e3})
+
+
 def wide_reading_checks(model: str = "DeepSeek-V3") -> dict[str, float]:
     """How the wide readings fare on the book's rows of ``model``, as the fixed split's fit
     predicts them (it never saw them; the tokens a draft keeps were measured on the same
-    runs as the draft rows). ``dp``: the throughput rows that state data-parallel attention;
-    ``drafts``: those that state drafts only; each with its row count, the runs behind them
-    (a run published as a total, a per-GPU and a per-user rate counts once) and the median
-    ratio of predicted to measured. ``mlperf``: MLPerf's rows, which state no layout, at the
-    published parameters with ``wide_when_unstated`` on (the fastest of the tensor-parallel
-    sizes and data-parallel groups tried), in-sample."""
-    from dataclasses import replace
-
+    runs as the draft rows): each group's row count, the runs behind it (a run published as
+    a total, a per-GPU and a per-user rate counts once) and the median ratio of predicted to
+    measured. ``dp``: engines' throughput rows that state data-parallel attention;
+    ``drafts``: those that state drafts only; ``offline`` and ``server``: MLPerf's rows of
+    each scenario (each a submission, so without a count of runs), which ran data-parallel
+    attention over engines of 8 as their configs state."""
     held = held_out((calib.MODEL,))
     held = held[(held["model"] == model) & held["kind"].str.contains("rate")]
+    engines = held["source"] != "MLPerf"
     run = ["chip", "engine", "input_tokens", "output_tokens", "batch", "dp", "draft_tokens"]
+    groups = {"dp": engines & held["dp"].notna(),
+              "drafts": engines & held["dp"].isna() & (held["draft_tokens"] > 0),
+              "offline": ~engines & (held["kind"] == "offline_rate"),
+              "server": ~engines & (held["kind"] == "limits_rate")}
     out = {}
-    for name, mask in (("dp", held["dp"].notna()),
-                       ("drafts", held["dp"].isna() & (held["draft_tokens"] > 0))):
+    for name, mask in groups.items():
         part = held[mask]
         out |= {f"{name}_n": len(part),
-                f"{name}_runs": len(part[run].astype(str).drop_duplicates()),
                 f"{name}_ratio": float((part["predicted"] / part["measured"]).median())}
-    cases = all_cases()
-    rows = cases[(cases["model"] == model) & cases["ok"] & (cases["source"] == "MLPerf")]
-    wide = replace(calib.calibrated(), wide_when_unstated=True)
-    ratio = predict_cases(rows, wide, stacks=calib.stacks()) / rows["measured"]
-    return out | {"mlperf_n": len(rows), "mlperf_ratio": float(ratio.median())}
+        if name in ("dp", "drafts"):  # an MLPerf row is a submission of its own
+            out[f"{name}_runs"] = len(part[run].astype(str).drop_duplicates())
+    return out
