@@ -444,6 +444,7 @@ glue_all({
     "rack_link_share": calib.calibrated().link_efficiency,
     "rack_output_max": int(datasets.loc[RACK["benchmark"], "output_max_tokens"]),
     **{f"rack_{k}": v for k, v in checks.items()},
+    "rack_mlperf_n": checks["offline_n"] + checks["server_n"],
 })
 # the prose: the drafts gain more than the tokens a step keeps
 assert (rack["tokens_per_s"].iloc[3] / rack["tokens_per_s"].iloc[2] >
@@ -686,9 +687,11 @@ tables.styled(shown, "table-validation-ablation", {
 # Two of the parts read what a row states of how it was served, and act on no other row:
 # data-parallel attention with the experts spread over every GPU, and multi-token prediction
 # ([the rack at chat speed](#sec-validation-rack)). Their gain rests on few rows: the
-# {glue:text}`rack_dp_n:d` held-out rows that state the layout come from
-# {glue:text}`rack_dp_runs:d` runs, the {glue:text}`rack_drafts_n:d` that state drafts from
-# {glue:text}`rack_drafts_runs:d`. Taken out, the engines' tables go from
+# {glue:text}`rack_dp_n:d` held-out rows of engines' tables that state the layout come from
+# {glue:text}`rack_dp_runs:d` runs, and MLPerf's {glue:text}`rack_mlperf_n:d` DeepSeek-R1
+# rows, which state it through their configurations, are where the layout reads worst
+# (x{glue:text}`rack_server_ratio:.2f` in Server); the {glue:text}`rack_drafts_n:d` that
+# state drafts come from {glue:text}`rack_drafts_runs:d`. Taken out, the engines' tables go from
 # x{glue:text}`published_full:.2f` at the median to x{glue:text}`published_no_layout:.2f`
 # without the layout and x{glue:text}`published_no_mtp:.2f` without the drafts, and the four
 # groups' mean worsens by {glue:text}`layout_change:+.3f` and {glue:text}`mtp_change:+.3f`,

@@ -40,6 +40,10 @@ class Calibration:
     - ``layer_overhead_s``: fixed time every step pays per layer (its kernels' launches), on
       the typical serving stack (a stack multiplies it, :mod:`napkin.predict.software`);
     - ``sequence_overhead_s``: time a step pays per sequence in it (sampling, scheduling);
+    - ``moe_layer_overhead_s``: fixed time every step pays per layer with routed experts on
+      top of ``layer_overhead_s`` (the router, the tokens' sort by expert and its undoing, a
+      grouped matmul per projection: more kernels than a dense layer's), scaled by the
+      stack as the per-layer cost is;
     - ``tpot_tail``: 99th-percentile time per output token over the mean step time (per-token
       times vary with the prefill work each step carries);
     - ``communication``: whether tensor parallelism costs anything (the plain roofline treats
@@ -55,8 +59,9 @@ class Calibration:
     - ``multi_token``: a row that states multi-token prediction keeps
       :func:`~napkin.predict.multitoken.accepted_tokens` per step; off, one;
     - ``wide_when_unstated``: a mixture of experts whose row states no layout may also have
-      run data-parallel attention, and the faster reading is kept (off in the published fit:
-      MLPerf's DeepSeek-R1 rows state none, and reading them so overpredicts them, chapter 9).
+      run data-parallel attention, and the faster reading is kept (off in the published fit,
+      which guesses no row's layout; MLPerf's DeepSeek-R1 rows are read as their
+      configuration files state, chapter 9).
     """
 
     bandwidth_efficiency: float = 1.0
@@ -69,6 +74,7 @@ class Calibration:
     communication: bool = True
     layer_overhead_s: float = 0.0
     sequence_overhead_s: float = 0.0
+    moe_layer_overhead_s: float = 0.0
     per_operator: bool = False
     expert_ramp: bool = False
     expert_parallel: bool = False
@@ -81,7 +87,7 @@ class Calibration:
             if not 0 < v <= 1:
                 raise ValueError(f"{name} is a share of a peak in (0, 1], got {v!r}")
         for name in ("half_tokens", "step_overhead_s", "allreduce_latency_s",
-                     "layer_overhead_s", "sequence_overhead_s"):
+                     "layer_overhead_s", "sequence_overhead_s", "moe_layer_overhead_s"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if not self.tpot_tail >= 1:

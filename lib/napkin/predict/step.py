@@ -219,7 +219,8 @@ def cost(c: Constants, work: Work, cal: Calibration) -> Cost:
             cal.link_efficiency * c.link_bytes_per_s)
         comm = np.where(c.tp > 1, c.allreduces / c.pp * (cal.allreduce_latency_s + ring), 0.0)
         comm = comm + alltoall_seconds(c, n, cal)
-    overhead = (cal.step_overhead_s + cal.layer_overhead_s * c.layers * c.stack_overhead +
+    overhead = (cal.step_overhead_s + (cal.layer_overhead_s * c.layers + cal.moe_layer_overhead_s
+                                       * c.moe_layers) * c.stack_overhead +
                 cal.sequence_overhead_s * work.sequences / c.dp + 0 * matmul)
     return Cost(weights_memory_s=weights_read_bytes(c, n) / bandwidth, matmul_s=matmul,
                 cache_memory_s=work.kv_bytes / bandwidth + 0 * matmul, attention_s=attention,

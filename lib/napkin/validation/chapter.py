@@ -123,6 +123,9 @@ PARAMETERS = {
                          "launching a layer's kernels, on the typical stack"),
     "sequence_overhead_s": ("cost per sequence", 1e6, "µs per sequence",
                             "sampling and scheduling each sequence in a step"),
+    "moe_layer_overhead_s": ("fixed cost per expert layer", 1e6, "µs per layer",
+                             "an expert layer's routing and grouped kernels, beyond a dense "
+                             "layer's, on the typical stack"),
     "allreduce_latency_s": ("all-reduce latency", 1e6, "µs",
                             "each of a layer's two all-reduces, before any byte moves"),
     "link_efficiency": ("link", 1.0, "share of link peak",
@@ -415,7 +418,7 @@ def software_band() -> pd.DataFrame:
 
 #: The layouts a rack may serve a mixture of experts in, as (name, data-parallel attention,
 #: drafts per step, prefill on its own pool); the first is how the published fit reads a
-#: row that states no layout (MLPerf's).
+#: row that states no layout and has no configuration read.
 RACK_LAYOUTS = (("tensor parallel, engines of 8 (the fit's reading of a row that states "
                  "no layout)", False, 0, False),
                 ("data-parallel attention, experts over the rack", True, 0, False),

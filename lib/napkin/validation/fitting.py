@@ -151,6 +151,9 @@ TRIED = (
           "their own roof", per_operator=True),
     _with("plus a fixed cost per step", "a cost every step pays whatever its size",
           ("step_overhead_s",), step_overhead_s=1e-3),
+    _with("plus a cost per expert layer", "a layer with routed experts pays more fixed "
+          "time than a dense one (router, sorting tokens by expert, grouped kernels)",
+          ("moe_layer_overhead_s",), moe_layer_overhead_s=3e-5),
 )
 STRUCTURES = {s.name: s for s in (CALIBRATED, ONE_NUMBER, ESSAY, PLAIN) + ABLATIONS + TRIED}
 
