@@ -402,7 +402,7 @@ tables.styled(regimes, "table-validation-regimes", {
 # where it states multi-token prediction, the fit runs its drafts in every step
 # (`napkin.predict.multitoken`). Both readings are parts of the model, weighed in
 # [the ablation](#sec-validation-ablation). MLPerf's rows state no layout, but the
-# configuration files behind its DeepSeek-R1 rows do: every submission of round v5.1 ran
+# configuration files behind its DeepSeek-R1 rows do: every submission of round {glue:text}`test_round` ran
 # TensorRT-LLM engines of eight GPUs with data-parallel attention, the experts spread over
 # the eight and no drafts, each GPU's batch capped (`data/mlperf_system_configs.csv`), and
 # the fit reads those rows so. A row with no layout stated and no configuration read is
@@ -430,6 +430,10 @@ glue_all({"rack_chips": RACK["n_chips"], "rack_input": rack_i, "rack_output": ra
 
 # %%
 rack = validation.chapter.rack_layouts(**RACK)
+configs = tables.load("mlperf_system_configs")
+# the prose: the DeepSeek-R1 configurations read are all of the held-out round
+assert set(configs.loc[configs["benchmark_model"] == RACK["benchmark"], "round"]) == {
+    validation.derive.ROUNDS[-1]}
 checks = validation.chapter.wide_reading_checks(RACK["model"])
 datasets = tables.load("mlperf_datasets").set_index("benchmark_model")
 glue_all({
@@ -488,7 +492,7 @@ tables.styled(server, "table-validation-server-steps", {
     formats={"batch": "{:,.0f}", "tpot_ms": "{:.1f}", "predicted_step_ms": "{:.1f}"})
 
 # %% [markdown]
-# The Server miss is in the step, not in the arithmetic of the limits. Each engine's
+# The Server miss is mostly in the step, not in the arithmetic of the limits. Each engine's
 # sequences in flight follow from the run's log (tokens a second times the mean time per
 # token, by Little's law): {glue:text}`server_batch_low:,.0f` to
 # {glue:text}`server_batch_high:,.0f` per engine of eight. At that many, the logged time per
