@@ -258,7 +258,7 @@ def test_the_rack_table_costs_every_layout_and_names_the_fits_own():
     from napkin.validation import chapter
     rack = chapter.rack_layouts()
     assert list(rack["layout"]) == [name for name, *_ in chapter.RACK_LAYOUTS]
-    assert "states no layout" in rack["layout"].iloc[0]
+    assert "states no layout" in rack["layout"].iloc[0] and "MLPerf" in rack["layout"].iloc[1]
     assert (rack["tokens_per_s"] == rack["per_chip"] * chapter.RACK["n_chips"]).all()
     assert rack["prefill_share"].iloc[0] == 0 and rack["prefill_share"].iloc[-1] > 0
     assert "fluid" in rack["prefill"].iloc[-1] and "every GPU" in rack["prefill"].iloc[0]

@@ -417,13 +417,17 @@ def software_band() -> pd.DataFrame:
 # -- a rack serving a mixture of experts at chat speed (issue 30) ---------------------------
 
 #: The layouts a rack may serve a mixture of experts in, as (name, data-parallel attention,
-#: drafts per step, prefill on its own pool); the first is how the published fit reads a
-#: row that states no layout and has no configuration read.
+#: chips per engine (None: the whole rack), drafts per step, prefill on its own pool); the
+#: first is how the published fit reads a row that states no layout and has no
+#: configuration read, the second how MLPerf's DeepSeek-R1 submissions ran
+#: (``data/mlperf_system_configs.csv``).
 RACK_LAYOUTS = (("tensor parallel, engines of 8 (the fit's reading of a row that states "
-                 "no layout)", False, 0, False),
-                ("data-parallel attention, experts over the rack", True, 0, False),
-                ("... with prefill on its own pool", True, 0, True),
-                ("... and three multi-token-prediction drafts", True, 3, True))
+                 "no layout)", False, 8, 0, False),
+                ("data-parallel attention, engines of 8 (as MLPerf's submissions ran)", True,
+                 8, 0, False),
+                ("data-parallel attention, experts over the rack", True, None, 0, False),
+                ("... with prefill on its own pool", True, None, 0, True),
+                ("... and three multi-token-prediction drafts", True, None, 3, True))
 
 
 #: The rack :func:`rack_layouts` costs: a GB200 NVL72 serving DeepSeek-R1 (DeepSeek-V3's
@@ -461,8 +465,8 @@ def rack_layouts(chip: str = RACK["chip"], model: str = RACK["model"],
     ttft, tpot = interactive_limits(benchmark)
     cal = calib.calibrated()
     out = []
-    for name, wide, drafts, split in RACK_LAYOUTS:
-        group = n_chips if wide else 8
+    for name, wide, chips, drafts, split in RACK_LAYOUTS:
+        group = n_chips if chips is None else chips
         if split:
             c = engine(chip, model, n_chips=group, weights=weights, kv=kv,
                        attention_dp=wide).constants
