@@ -298,3 +298,15 @@ def test_unequal_answers_put_longer_sequences_in_flight():
     assert spread < even
     steps = [serve.steady_step(c, 64, 800, 4000, cal, k)["step_s"][0] for k in (1.0, 2.5)]
     assert steps[1] > steps[0]
+
+
+def test_predict_takes_the_answers_spread_and_refuses_a_spread_below_one():
+    args = dict(n_chips=8, weights="NVFP4", kv="fp8", input_tokens=804, output_tokens=4043,
+                attention_dp=True)
+    even = predict("B200", MODEL, **args)
+    spread = predict("B200", MODEL, inflight_ratio=2.38, **args)
+    assert spread.memory_batch < even.memory_batch
+    assert spread.output_tokens_per_s < even.output_tokens_per_s
+    for bad in (0.5, float("nan"), float("inf"), "2", True):
+        with pytest.raises(ValueError, match="inflight_ratio"):
+            predict("B200", MODEL, inflight_ratio=bad, **args)
