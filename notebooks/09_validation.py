@@ -514,6 +514,31 @@ tables.styled(server, "table-validation-server-steps", {
 # of its layout and the last as what the physics allows at the published parameters;
 # neither is a forecast for such a rack.
 #
+# Where the layout and the batch are known, the miss at this pace can be measured. The
+# book's runs of a mixture of experts whose sequences each saw a token at least every
+# {glue:text}`rack_tpot_ms:.0f` ms (MLPerf's interactive pace for DeepSeek-R1), each
+# predicted by the fit that left its model out whole:
+
+# %%
+moe_band = validation.chapter.moe_interactive_band(RACK["benchmark"])
+glue_all({"moe_chat_pace": moe_band["pace_tokens_per_s"],
+          **{f"moe_chat_{k}": moe_band[k] for k in ("n", "runs", "median", "p90",
+                                                    "largest_batch")}})
+# the prose: the model promises more speed than was measured
+assert moe_band["bias"] > 1
+
+# %% [markdown]
+# At {glue:text}`moe_chat_pace:.0f` tokens a second or more for each sequence, the model
+# misses them by x{glue:text}`moe_chat_median:.2f` at the median and
+# x{glue:text}`moe_chat_p90:.2f` for nine in ten ({glue:text}`moe_chat_n:d` predictions of
+# {glue:text}`moe_chat_runs:d` runs, `validation.chapter.moe_interactive_band`), promising
+# more speed than was measured. This is the band chapter 11 quotes for a mixture of experts
+# at chat speed, and it rests on one kind of run: the largest batch among them is
+# {glue:text}`moe_chat_largest_batch:.0f`. None of the book's runs that state each
+# sequence's pace served a batch of a mixture of experts that fast, so the band says how far
+# the model misses a known layout serving one sequence, not which line of the table above a
+# rack would reach.
+#
 # (sec-validation-split)=
 # ## The split chosen before the fit
 #

@@ -33,6 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.out is not None:  # made now, not found missing after half an hour of fitting
         Path(args.out).mkdir(parents=True, exist_ok=True)
+    try:  # ... and tables already there refused now, not after it
+        derive.destination(args.out, args.overwrite)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     start = time.time()
 
     def progress(message: str) -> None:

@@ -570,3 +570,60 @@ def test_at_band_widens_only_modelled_rows_and_never_narrows_them():
     assert out["usd_per_mtok_low"].tolist() == pytest.approx([1.0, 1.0, 4.0])
     assert out["usd_per_mtok_high"].tolist() == pytest.approx([4.0, 9.0, 6.0])
     assert ways["usd_per_mtok_low"].tolist() == [1.5, 1.0, 4.0]  # the input is left as it was
+
+
+# -- a large mixture of experts at chat speed (napkin.costs.moe) ----------------------------
+
+@pytest.fixture(scope="module")
+def moe_chat():
+    return costs.moe.at_chat_speed()
+
+
+def test_one_gpu_does_not_hold_deepseek_and_says_why(moe_chat):
+    one = moe_chat[moe_chat["n_chips"] == 1]
+    assert len(one) == 2
+    assert one["why_not"].str.contains("leaves no room for a KV cache").all()
+    assert one[["fit_tokens_per_s", "best_tokens_per_s", "fit_usd_per_mtok"]].isna().all().all()
+
+
+def test_every_layout_serves_at_least_the_fit_reading(moe_chat):
+    held = moe_chat[moe_chat["why_not"] == ""]
+    assert len(held) == 3
+    assert (held["best_tokens_per_s"] >= held["fit_tokens_per_s"]).all()
+    assert (held["fit_tokens_per_s"] > 0).all()
+
+
+def test_the_rack_breakeven_prices_its_token_at_the_cheapest_rented_one(moe_chat):
+    """At the break-even price per GPU-hour the rack's million tokens costs what the
+    cheapest rented machine's does, in each reading."""
+    rack = moe_chat[moe_chat["usd_per_gpu_hour"].isna() & (moe_chat["why_not"] == "")]
+    assert len(rack) == 1
+    for reading in ("fit", "best"):
+        r = rack.iloc[0]
+        price = r[f"{reading}_breakeven_usd_per_gpu_hour"]
+        per_gpu_per_hour = r[f"{reading}_per_gpu"] * 3600
+        assert price / per_gpu_per_hour * 1e6 == pytest.approx(
+            moe_chat[f"{reading}_usd_per_mtok"].min())
+
+
+def test_the_fastest_stream_is_the_fastest_per_user_row_of_the_data():
+    s = costs.moe.fastest_stream("B200", 8)
+    rows = tables.load("serving_measurements")
+    rows = rows[rows["model"].str.contains("DeepSeek-(?:R1|V3)") & (rows["gpu"] == "B200") &
+                (rows["n_gpus"] == 8) & (rows["unit"] == "tokens/s/user") &
+                rows["concurrency_or_batch"].str.contains(r"concurrency=1\b")]
+    assert s["tokens_per_s"] == rows["value"].max()
+    assert s["row_id"] in set(rows["row_id"])
+    with pytest.raises(ValueError, match="no single stream of DeepSeek-V3 on 8 x MI300X"):
+        costs.moe.fastest_stream("MI300X", 8)
+
+
+def test_the_chat_band_holds_only_runs_at_the_pace_and_grows_as_the_pace_slows():
+    from napkin.validation import chapter as vc
+    fast = vc.moe_interactive_band("deepseek-r1")       # a token every 15 ms
+    slow = vc.moe_interactive_band("gpt-oss-120b")      # every 20 ms
+    assert fast["pace_tokens_per_s"] == pytest.approx(1e3 / 15)
+    assert 0 < fast["n"] <= slow["n"] and 0 < fast["drafted_runs"] <= fast["runs"] <= slow["runs"]
+    assert fast["median"] >= 1 and fast["p90"] >= fast["median"]
+    with pytest.raises(ValueError, match="no MLPerf benchmark 'llama-9'"):
+        vc.moe_interactive_band("llama-9")

@@ -116,3 +116,25 @@ def test_reads_records_the_files_opened_under_its_directory(tmp_path):
         (tmp_path / "c.csv").write_text("written, not read")
     (tmp_path / "a.csv").read_text()  # after the block
     assert reads.files == {"a.csv", "sub/b.json"}
+
+
+def test_the_refit_refuses_a_table_in_its_way_before_it_fits(tmp_path, capsys):
+    """A table already in the output folder is refused at once (the script returns before
+    reading a row), not after a quarter of an hour of fitting; nothing there is touched."""
+    import importlib.util
+    import time
+
+    spec = importlib.util.spec_from_file_location(
+        "fit_step_model", derived.ROOT / "scripts" / "fit_step_model.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    kept = tmp_path / f"{derive.CROSSVAL_TABLE}.csv"
+    kept.write_text("a reader's own table\n")
+    start = time.time()
+    assert script.main(["--out", str(tmp_path)]) == 1
+    assert time.time() - start < 5
+    assert "already exist" in capsys.readouterr().err
+    assert kept.read_text() == "a reader's own table\n"
+    with pytest.raises(ValueError, match="pass --overwrite"):
+        derive.destination(tmp_path)
+    assert derive.destination(tmp_path, overwrite=True) == tmp_path

@@ -119,6 +119,20 @@ def test_drafts_run_in_every_step_and_each_step_keeps_the_accepted_tokens():
     assert plain["tpot_s"] == plain["step_s"]
 
 
+def test_a_static_batch_and_a_decode_pool_charge_the_same_drafting_per_step():
+    """A static batch's answers are decode steps at growing depth, each with its drafts run:
+    the same step a decode pool costs (``serve.decode_step_seconds``), summed."""
+    e = engine("B200", MODEL, n_chips=8, weights="NVFP4", kv="fp8")
+    c = replace(e.constants, verify_tokens=np.array([4.0]), accepted_tokens=np.array([2.0]))
+    cal = calibrated()
+    run = serve.static_batch(c, 16.0, 1000.0, 17.0, cal)       # 8 steps of 2 tokens kept
+    steps = sum(float(np.ravel(serve.decode_step_seconds(c, 16.0, 1000.0 + j, cal))[0])
+                for j in range(8))
+    assert float(run["e2e_s"][0] - run["prefill_s"][0]) == pytest.approx(steps, rel=1e-6)
+    plain = serve.static_batch(e.constants, 16.0, 1000.0, 17.0, cal)
+    assert float(run["e2e_s"][0]) < float(plain["e2e_s"][0])    # 8 steps instead of 16
+
+
 def test_predict_takes_the_layout_and_refuses_bad_drafts():
     one = dict(input_tokens=804, output_tokens=4043, ttft_limit_s=1.5, tpot_limit_s=0.015)
     rack = dict(n_chips=72, weights="NVFP4", kv="fp8")

@@ -16,6 +16,8 @@ Chapter 11 (``notebooks/11_cost_and_energy``). The modules, one concept each:
 - :mod:`~napkin.costs.compare`: every way side by side, the break-even hours, and the cost
   column chapter 8 shows;
 - :mod:`~napkin.costs.energy`: the energy model against ML.ENERGY's measurements;
+- :mod:`~napkin.costs.moe`: a large mixture of experts at chat speed on a rack, a server and
+  one GPU, and its price per million tokens;
 - :mod:`~napkin.costs.page`: the in-page calculator's rows and expressions;
 - :mod:`~napkin.costs.chapter`: what chapter 11 shows (tables formatted for the page).
 
@@ -23,14 +25,14 @@ The workload is chapter 8's :class:`napkin.buying.Workload` (model, weight forma
 answer lengths, users at once).
 """
 
-from . import chapter, compare, energy, model, page, power, prices, service, throughput
+from . import chapter, compare, energy, model, moe, page, power, prices, service, throughput
 from .compare import API, breakeven_table, cost_column, cost_table
 from .model import (DEFAULT_HOURS_PER_DAY, DEFAULT_LIFE_YEARS, FORMULAS, Usage,
                     breakeven_price_usd)
 from .service import ServiceLevel
 from .throughput import DESK, RENTED, Serving, committed, desk_format, owned, rented
 
-__all__ = ["chapter", "compare", "energy", "model", "page", "power", "prices", "service",
+__all__ = ["chapter", "compare", "energy", "model", "moe", "page", "power", "prices", "service",
            "throughput", "API", "breakeven_table", "cost_column", "cost_table",
            "DEFAULT_HOURS_PER_DAY", "DEFAULT_LIFE_YEARS", "FORMULAS", "Usage",
            "breakeven_price_usd", "ServiceLevel", "DESK", "RENTED", "Serving", "committed",

@@ -83,10 +83,20 @@ class Prediction:
         return 1.0 / self.tpot_s if self.tpot_s > 0 else math.nan
 
 
-def _tokens(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a whole number of tokens >= 1, got {value!r}")
+def _whole(name: str, value, low: int = 1, unit: str = " of tokens") -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be a whole number{unit} >= {low}, got {value!r}")
     return int(value)
+
+
+def _spread(value) -> float:
+    """``inflight_ratio``: E[o^2] / E[o]^2 of the answers, a finite number of at least 1."""
+    k = float(value) if isinstance(value, (int, float, np.number)) and \
+        not isinstance(value, bool) else math.nan
+    if not k >= 1 or math.isinf(k):
+        raise ValueError(f"inflight_ratio is E[o^2] / E[o]^2 of the answers, a finite number "
+                         f">= 1 (1 when all answers have the same length), got {value!r}")
+    return k
 
 
 def _limit(name: str, value) -> float:
@@ -119,22 +129,14 @@ def predict(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: st
     ``output_tokens`` long): with answers of unequal length the sequences in flight are the
     longer ones, and their caches deeper (:func:`~napkin.predict.serve.inflight_depth`;
     MLPerf's DeepSeek-R1 answers give 2.38, ``data/mlperf_datasets.csv``)."""
-    i, o = _tokens("input_tokens", input_tokens), _tokens("output_tokens", output_tokens)
+    i, o = _whole("input_tokens", input_tokens), _whole("output_tokens", output_tokens)
     ttft_lim, tpot_lim = _limit("ttft_limit_s", ttft_limit_s), _limit("tpot_limit_s",
                                                                       tpot_limit_s)
     if batch is not None:
-        batch = _tokens("batch", batch)
+        batch = _whole("batch", batch, unit=" of sequences")
     cal = calibrated() if calibration is None else calibration
-    if isinstance(draft_tokens, bool) or not isinstance(draft_tokens, (int, np.integer)) or \
-            draft_tokens < 0:
-        raise ValueError(f"draft_tokens must be a whole number >= 0, got {draft_tokens!r}")
-    drafts = int(draft_tokens)
-    k = float(inflight_ratio) if isinstance(inflight_ratio, (int, float, np.number)) and \
-        not isinstance(inflight_ratio, bool) else math.nan
-    if not k >= 1 or math.isinf(k):
-        raise ValueError(f"inflight_ratio is E[o^2] / E[o]^2 of the answers, a finite number "
-                         f">= 1 (1 when all answers have the same length), got "
-                         f"{inflight_ratio!r}")
+    drafts = _whole("draft_tokens", draft_tokens, low=0, unit="")
+    k = _spread(inflight_ratio)
     e = engine(chip, model, n_chips=n_chips, weights=weights, kv=kv, attention_dp=attention_dp)
     c = e.constants
     if drafts:

@@ -31,8 +31,8 @@ import numpy as np
 
 from .calibration import Calibration
 from .engines import Constants
-from .serve import draft_seconds, inflight_depth, memory_batch
-from .step import cost, decode_work, prefill_work
+from .serve import decode_step_seconds, inflight_depth, memory_batch
+from .step import cost, prefill_work
 
 __all__ = ["decode_pool", "largest", "pools", "prefill_pool"]
 
@@ -61,8 +61,7 @@ def decode_pool(c: Constants, input_tokens: float, output_tokens: float,
     fits = int(min(memory_batch(c, input_tokens, output_tokens, inflight)[0], MAX_BATCH))
 
     def step(b):
-        return float(cost(c, decode_work(c, b, depth), cal).seconds[0] +
-                     np.asarray(draft_seconds(c, b, depth, cal)).ravel()[0])
+        return float(np.ravel(decode_step_seconds(c, b, depth, cal))[0])
 
     limit = math.inf if math.isnan(tpot_limit_s) else tpot_limit_s
     kept = float(c.accepted_tokens[0])

@@ -27,6 +27,9 @@ from .step import cost, decode_steps_seconds, decode_work, prefill_work, seconds
 
 #: The percentile the latency limits (MLPerf's) are stated at.
 TAIL = 0.99
+#: Layers' worth of a one-token decode step that one draft of multi-token prediction costs:
+#: the MTP module (one more layer) and the output head.
+DRAFT_LAYERS = 2
 
 
 def kv_bytes_per_sequence(c: Constants, depth):
@@ -53,7 +56,8 @@ def memory_batch(c: Constants, input_tokens, output_tokens, inflight=1.0):
 
 def static_batch(c: Constants, batch, input_tokens, output_tokens, cal: Calibration) -> dict:
     """A static batch: ``batch`` prompts prefilled in one step (which gives each its first
-    token), then ``output_tokens - 1`` decode steps at growing depth. When the caches of the
+    token), then ``output_tokens - 1`` tokens of decode steps at growing depth (with their
+    drafting, where the engine drafts). When the caches of the
     whole batch do not fit at full depth, the engine runs as many as fit, then the next
     ``waves`` (NaN where not even one sequence fits)."""
     b = np.asarray(batch, dtype=float)
@@ -67,7 +71,11 @@ def static_batch(c: Constants, batch, input_tokens, output_tokens, cal: Calibrat
     def one(n):
         prefill = seconds(c, prefill_work(c, n, i), cal)
         steps = (o - 1) / c.accepted_tokens
-        return prefill, prefill + decode_steps_seconds(c, n, i, steps, cal)
+        decode = decode_steps_seconds(c, n, i, steps, cal)
+        if np.any(draft_share(c) > 0):
+            decode = decode + draft_share(c) * decode_steps_seconds(c, n, i, steps, cal,
+                                                                    new_tokens=1)
+        return prefill, prefill + decode
 
     full_prefill, full = one(np.nan_to_num(fit, nan=1.0))
     last_prefill, tail = one(np.nan_to_num(last, nan=1.0))
@@ -84,15 +92,25 @@ def rank_prompts(c: Constants, prompts):
     return np.where(c.dp > 1, c.dp * np.ceil(p / c.dp), p)
 
 
+def draft_share(c: Constants):
+    """Multi-token prediction's drafting as a share of a one-token decode step: each of
+    ``verify_tokens - 1`` drafts runs the MTP module (one more layer) and the output head,
+    costed as :data:`DRAFT_LAYERS` layers' share of the step; 0 without drafts."""
+    return (c.verify_tokens - 1) * DRAFT_LAYERS / c.layers
+
+
 def draft_seconds(c: Constants, batch, depth, cal: Calibration):
-    """Multi-token prediction's drafting in a step: each of ``verify_tokens - 1`` drafts runs
-    the MTP module (one more layer) and the output head, costed as two layers' share of a
-    one-token decode step; 0 without drafts."""
-    drafts = c.verify_tokens - 1
-    if not np.any(drafts > 0):
+    """The drafting in one step of ``batch`` sequences at ``depth`` (:func:`draft_share`)."""
+    share = draft_share(c)
+    if not np.any(share > 0):
         return 0.0
-    one = seconds(c, decode_work(c, batch, depth, 1), cal)
-    return drafts * 2 * one / c.layers
+    return share * seconds(c, decode_work(c, batch, depth, 1), cal)
+
+
+def decode_step_seconds(c: Constants, batch, depth, cal: Calibration):
+    """A step that decodes ``batch`` sequences at ``depth`` and carries no prompt, its
+    drafting included (a decode pool's step)."""
+    return seconds(c, decode_work(c, batch, depth), cal) + draft_seconds(c, batch, depth, cal)
 
 
 def steady_step(c: Constants, batch, input_tokens, output_tokens, cal: Calibration,

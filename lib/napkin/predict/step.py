@@ -232,11 +232,12 @@ def seconds(c: Constants, work: Work, cal: Calibration):
 
 
 def decode_steps_seconds(c: Constants, batch, first_depth, steps, cal: Calibration,
-                         segments: int = 16):
+                         segments: int = 16, new_tokens=None):
     """Total time of ``steps`` decode steps of ``batch`` sequences, the first at
-    ``first_depth`` cached tokens, each one deeper. A step's time is piecewise linear in the
-    depth (the larger of two lines, with a kink where a window fills), so the sum is taken
-    segment by segment at each segment's middle: exact on every segment without a kink."""
+    ``first_depth`` cached tokens, each one deeper, each adding ``new_tokens`` per sequence
+    (:func:`decode_work`). A step's time is piecewise linear in the depth (the larger of two
+    lines, with a kink where a window fills), so the sum is taken segment by segment at each
+    segment's middle: exact on every segment without a kink."""
     b = np.asarray(batch, dtype=float)
     d0 = np.asarray(first_depth, dtype=float)
     m = np.asarray(steps, dtype=float)
@@ -247,7 +248,7 @@ def decode_steps_seconds(c: Constants, batch, first_depth, steps, cal: Calibrati
         count = stop - start
         middle = d0 + (start + stop - 1) / 2
         total = total + np.where(count > 0, count * seconds(
-            c, decode_work(c, b, np.maximum(middle, 0)), cal), 0.0)
+            c, decode_work(c, b, np.maximum(middle, 0), new_tokens), cal), 0.0)
     return total
 
 

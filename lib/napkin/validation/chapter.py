@@ -14,16 +14,18 @@ from .. import catalog, tables
 from ..predict.experts import layout
 from .fitting import ABLATIONS, CALIBRATED, TRIED
 from .report import bands, crossval, errors, factor_stats, peer_errors, scored
-from .rows import _datasets, all_cases, interpret, mlperf
+from .rows import (all_cases, answer_spread, dataset, dataset_lengths,
+                   interpret, mlperf)
 
-__all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_inflight", "benchmark_lengths", "crossval_table",
-           "interactive_limits", "is_moe", "RACK", "RACK_LAYOUTS", "rack_layouts",
-           "server_steps", "wide_reading_checks",
-           "decline_reasons", "EARNS", "FRONTIER_CHIPS", "frontier_curves", "frontier_gap",
-           "FRONTIER_MODELS", "frontier_points", "frontier_read", "held_out", "PARAMETERS",
-           "parameters_table", "PEER", "per_gpu_ratio", "per_gpu_ratio_by_round", "regimes", "SCENARIOS",
-           "server_over_offline", "server_over_offline_spread", "software_band", "speculative",
-           "SPECULATIVE_NOTE", "stack_spread", "stats_by", "trades", "UNTRUSTED_MEDIAN", "UNTRUSTED_P90"]
+__all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_inflight",
+           "benchmark_lengths", "crossval_table", "decline_reasons", "EARNS", "FRONTIER_CHIPS",
+           "frontier_curves", "frontier_gap", "FRONTIER_MODELS", "frontier_points",
+           "frontier_read", "held_out", "interactive_limits", "is_moe", "moe_interactive_band",
+           "PARAMETERS", "parameters_table", "PEER", "per_gpu_ratio", "per_gpu_ratio_by_round",
+           "PER_USER_KINDS", "RACK", "rack_layouts", "RACK_LAYOUTS", "regimes", "RUN", "SCENARIOS",
+           "server_over_offline", "server_over_offline_spread", "server_steps", "software_band",
+           "speculative", "SPECULATIVE_NOTE", "stack_spread", "stats_by", "trades",
+           "UNTRUSTED_MEDIAN", "UNTRUSTED_P90", "wide_reading_checks"]
 
 #: The practitioner's chart: the models, their MLPerf benchmark, lengths and formats.
 FRONTIER_MODELS = {"Llama-3.3-70B": ("llama2-70b", "FP8", "fp8"),
@@ -33,20 +35,14 @@ FRONTIER_CHIPS = ("H100 SXM", "H200", "B200", "MI300X")
 
 def benchmark_lengths(benchmark: str) -> tuple[int, int]:
     """Mean input and output tokens of an MLPerf benchmark's dataset (rounded)."""
-    d = _datasets()
-    row = d.loc[benchmark] if benchmark in d.index else d.loc[f"{benchmark}-99"]
-    out = row["output_mean_tokens"] if pd.notna(row["output_mean_tokens"]) else \
-        row["output_max_tokens"]
-    return int(round(row["input_mean_tokens"])), int(round(out))
+    i, o = dataset_lengths(dataset(benchmark))
+    return int(round(i)), int(round(o))
 
 
 def benchmark_inflight(benchmark: str) -> float:
     """How much longer an MLPerf benchmark's answers in flight are than its mean answer,
     ``E[o^2] / E[o]^2`` of the submissions' answers (1 where not measured)."""
-    d = _datasets()
-    row = d.loc[benchmark] if benchmark in d.index else d.loc[f"{benchmark}-99"]
-    ratio = row["output_inflight_ratio"]
-    return float(ratio) if pd.notna(ratio) else 1.0
+    return answer_spread(dataset(benchmark))
 
 
 def frontier_curves(calibration: Calibration | None = None) -> pd.DataFrame:
@@ -439,7 +435,7 @@ RACK = {"chip": "GB200 (per GPU)", "model": "DeepSeek-V3", "n_chips": 72, "weigh
 def interactive_limits(benchmark: str) -> tuple[float, float]:
     """An MLPerf benchmark's Interactive limits: first token and time per output token at
     the 99th percentile, in seconds."""
-    row = _datasets().loc[benchmark]
+    row = dataset(benchmark)
     return (float(row["ttft_limit_interactive_ms"]) / 1e3,
             float(row["tpot_limit_interactive_ms"]) / 1e3)
 
@@ -519,6 +515,40 @@ def server_steps(model: str = "DeepSeek-V3") -> pd.DataFrame:
                          "predicted_step_ms": step * 1e3})
 
 
+#: What makes one run of a published table: rows that share these are one measurement
+#: published in several forms (a total, a rate per GPU, a rate per user, a latency).
+RUN = ("chip", "engine", "input_tokens", "output_tokens", "batch", "dp", "draft_tokens")
+#: Rows that state the tokens a second each sequence saw.
+PER_USER_KINDS = ("closed_user_rate", "closed_user_rate_ctx")
+
+
+def moe_interactive_band(benchmark: str = "deepseek-r1") -> dict:
+    """The calibrated model's error on a mixture of experts served at interactive pace: the
+    runs whose sequences each saw at least one token per ``benchmark``'s MLPerf Interactive
+    limit on the time per output token (a run's per-user row says so; MLPerf's Interactive
+    rows are at that pace by their rules), predicted by the fits that left their model out
+    whole (the ``model`` folds, :func:`napkin.validation.report.crossval`). Every row of such
+    a run counts. Returns the rows, the runs (and those that drafted), the largest batch among
+    them, the pace and the factor errors (:func:`napkin.validation.report.factor_stats`)."""
+    pace = 1.0 / interactive_limits(benchmark)[1]
+    cv = crossval(("model",))
+    cv = cv[cv["structure"] == calib.MODEL]
+    cv = cv[cv["model"].map({m: is_moe(m) for m in cv["model"].unique()})]
+    cases = all_cases().drop_duplicates(tables.ROW_ID).set_index(tables.ROW_ID)
+    cv = cv.join(cases[["engine", "input_tokens", "output_tokens", "batch", "dp",
+                        "draft_tokens"]], on=tables.ROW_ID)
+    key = pd.util.hash_pandas_object(cv[list(RUN)], index=False)
+    user = cv["kind"].isin(PER_USER_KINDS)
+    fast = set(key[user & (cv["measured"] >= pace)])
+    sel = cv[key.isin(fast) | (cv["scenario"] == "Interactive")]
+    drafted = sel["draft_tokens"].fillna(0) > 0
+    return {"n": len(sel), "runs": int(key[sel.index].nunique()),
+            "drafted_runs": int(key[sel.index[drafted.to_numpy()]].nunique()),
+            "largest_batch": float(sel["batch"].max()) if len(sel) else math.nan,
+            "pace_tokens_per_s": pace, "benchmark": benchmark,
+            **factor_stats(sel["log_ratio"], sel["speed"])}
+
+
 def wide_reading_checks(model: str = "DeepSeek-V3") -> dict[str, float]:
     """How the wide readings fare on the book's rows of ``model``, as the fixed split's fit
     predicts them (it never saw them; the tokens a draft keeps were measured on the same
@@ -531,7 +561,7 @@ def wide_reading_checks(model: str = "DeepSeek-V3") -> dict[str, float]:
     held = held_out((calib.MODEL,))
     held = held[(held["model"] == model) & held["kind"].str.contains("rate")]
     engines = held["source"] != "MLPerf"
-    run = ["chip", "engine", "input_tokens", "output_tokens", "batch", "dp", "draft_tokens"]
+    run = list(RUN)
     groups = {"dp": engines & held["dp"].notna(),
               "drafts": engines & held["dp"].isna() & (held["draft_tokens"] > 0),
               "offline": ~engines & (held["kind"] == "offline_rate"),

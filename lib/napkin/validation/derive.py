@@ -241,16 +241,23 @@ def build(progress: Progress = _quiet) -> dict[str, pd.DataFrame]:
     }
 
 
-def write(frames: dict[str, pd.DataFrame], overwrite: bool = False,
-          directory: Path | None = None) -> list[Path]:
-    """Write the derived tables into ``data/`` (or ``directory``); an existing table is
-    refused unless ``overwrite``, so nothing the book states moves by accident."""
+def destination(directory: Path | None = None, overwrite: bool = False) -> Path:
+    """Where :func:`write` puts the derived tables: ``data/`` or ``directory``. A table
+    already there is refused unless ``overwrite``, so nothing the book states moves by
+    accident; a script checks before it fits, not after."""
     directory = Path(directory or tables.data_dir())
-    paths = [directory / f"{name}.csv" for name in frames]
-    existing = [p.name for p in paths if p.exists()]
+    existing = [f"{name}.csv" for name in TABLES if (directory / f"{name}.csv").exists()]
     if existing and not overwrite:
         raise ValueError(f"{', '.join(existing)} already exist in {directory}; pass "
                          "--overwrite to replace them (then look at what moved)")
+    return directory
+
+
+def write(frames: dict[str, pd.DataFrame], overwrite: bool = False,
+          directory: Path | None = None) -> list[Path]:
+    """Write the derived tables (:data:`TABLES`) into :func:`destination`."""
+    directory = destination(directory, overwrite)
+    paths = [directory / f"{name}.csv" for name in frames]
     for path, frame in zip(paths, frames.values()):
         frame.to_csv(path, index=False, float_format="%.6g" if path.stem == CROSSVAL_TABLE
                      else "%.10g")
@@ -260,4 +267,4 @@ def write(frames: dict[str, pd.DataFrame], overwrite: bool = False,
 __all__ = ["SOURCE", "CROSSVAL_TABLE", "TABLES", "FIXED", "CROSSVALIDATED", "CHIP_FAMILIES", "ROUNDS",
            "MIN_FOLD_ROWS",
            "Fold", "rows", "tpot_tail", "fit_on", "folds", "crossval", "fits",
-           "fixed_split", "build", "write"]
+           "fixed_split", "build", "destination", "write"]

@@ -101,6 +101,33 @@ def _datasets() -> pd.DataFrame:
     return tables.load("mlperf_datasets").set_index("benchmark_model")
 
 
+def dataset(benchmark: str) -> pd.Series:
+    """An MLPerf benchmark's row of ``data/mlperf_datasets.csv`` (``llama2-70b`` reads its
+    ``-99`` accuracy target's row)."""
+    d = _datasets()
+    for name in (benchmark, f"{benchmark}-99"):
+        if name in d.index:
+            return d.loc[name]
+    raise ValueError(f"no MLPerf benchmark {benchmark!r} in data/mlperf_datasets.csv; "
+                     f"known: {', '.join(d.index)}")
+
+
+def dataset_lengths(row: pd.Series) -> tuple[float, float]:
+    """A dataset row's mean prompt and answer in tokens (the longest answer allowed where the
+    mean is not published)."""
+    out = row["output_mean_tokens"]
+    return (float(row["input_mean_tokens"]),
+            float(out if pd.notna(out) else row["output_max_tokens"]))
+
+
+def answer_spread(row: pd.Series) -> float:
+    """How much longer a dataset row's answers in flight are than its mean answer,
+    ``E[o^2] / E[o]^2`` of the submissions' answers (1 where not measured;
+    :func:`napkin.predict.serve.inflight_depth`)."""
+    ratio = row["output_inflight_ratio"]
+    return float(ratio) if pd.notna(ratio) else 1.0
+
+
 @lru_cache(maxsize=1)
 def _configs() -> dict:
     df = tables.load("mlperf_system_configs")
@@ -220,11 +247,8 @@ def _read_mlperf(r) -> dict:
         return out
     out["model"] = bench.book_name
     data = _datasets().loc[r.benchmark_model]
-    out["input_tokens"] = float(data["input_mean_tokens"])
-    out["output_tokens"] = float(data["output_mean_tokens"]) if \
-        pd.notna(data["output_mean_tokens"]) else float(data["output_max_tokens"])
-    if pd.notna(data["output_inflight_ratio"]):  # answers of unequal length (see serve)
-        out["inflight"] = float(data["output_inflight_ratio"])
+    out["input_tokens"], out["output_tokens"] = dataset_lengths(data)
+    out["inflight"] = answer_spread(data)
     config = _configs().get((r.round, r.submitter, r.system, r.benchmark_model, r.scenario))
     weights, kv, why = _mlperf_formats(r, out["chip"], config)
     if weights is None:

@@ -21,7 +21,8 @@ from ..predict.calibration import Calibration
 from ..predict import software
 from ..predict.engines import Constants, engine
 from ..predict.software import Stack
-from ..predict.serve import closed_loop, memory_batch, static_batch, steady_step, under_limits
+from ..predict.serve import (closed_loop, decode_step_seconds, memory_batch, static_batch,
+                             steady_step, under_limits)
 from ..predict.step import cost, decode_work
 from .. import catalog
 from ..predict.multitoken import accepted_tokens
@@ -43,19 +44,14 @@ def _engine(chip, model, tp, pp, weights, kv, share, bw, cap, peer, dp=1):
                   peer_link_GB_per_s=peer)
 
 
-#: How a choice of layout serves a row: ``tp`` tensor parallel, ``dp`` data-parallel
-#: attention with the experts spread as the row states, ``tp-fallback`` the tensor-parallel
-#: reading of such a row (what the model runs without ``Calibration.expert_parallel``),
-#: ``dp-unstated`` data-parallel attention where the row states no layout (only with
-#: ``Calibration.wide_when_unstated``).
-LAYOUTS = ("tp", "dp", "tp-fallback", "dp-unstated")
-
-
 def _choices(c) -> list[tuple[str, int, int]]:
-    """(layout, tp, dp) for each way a row may have run: its stated layout (and the
-    tensor-parallel reading beside a stated ``dp``), else every tensor-parallel size of
-    :data:`TP_CHOICES` that divides its chips, and for a mixture of experts every group of
-    :data:`DP_CHOICES` that does."""
+    """(layout, tp, dp) for each way a row may have run: its stated layout (``dp``:
+    data-parallel attention with the experts spread as the row states, and beside it
+    ``tp-fallback``, its tensor-parallel reading, which the model runs without
+    ``Calibration.expert_parallel``), else every tensor-parallel size of :data:`TP_CHOICES`
+    that divides its chips (``tp``), and for a mixture of experts every group of
+    :data:`DP_CHOICES` that does (``dp-unstated``, only with
+    ``Calibration.wide_when_unstated``)."""
     pp = int(c["pp"])
     if not math.isnan(c["dp"]):
         fallback = int(c["tp"]) if c["tp"] > 1 else 8  # an EP-only row: a server's TP8
@@ -193,7 +189,7 @@ def _values(p: Prepared, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
     if len(pool):
         cs = c.take(pool)
         sequences = b[pool] * chips[pool]
-        step = cost(cs, decode_work(cs, sequences, i[pool]), cal).seconds
+        step = decode_step_seconds(cs, sequences, i[pool], cal)
         rate = sequences * cs.accepted_tokens / step
         value[pool] = rate / chips[pool] * f["per_chips"].to_numpy(float)[pool]
         rank[pool] = rate
