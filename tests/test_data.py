@@ -50,7 +50,10 @@ UNITLESS = {"gpu_cores", "threads", "bits_per_weight", "bits_nominal", "flash_at
             "rows", "efficiency", "overhead",
             # multi-token prediction: drafts per step, and the tokens a step keeps
             # (mtp_acceptance_length.csv)
-            "mtp_depth", "tokens_per_step"}
+            "mtp_depth", "tokens_per_step",
+            # batched runs of a mixture of experts at a chat pace (moe_chat_runs.csv): GPUs of
+            # each pool and engine, and requests in flight
+            "prefill_gpus", "decode_gpus", "engine_gpus", "concurrency"}
 SOURCE = re.compile(r"(?:https?://\S+|^essay#[a-z0-9-]+$)")
 
 

@@ -324,3 +324,20 @@ def test_predict_takes_the_answers_spread_and_refuses_a_spread_below_one():
     for bad in (0.5, float("nan"), float("inf"), "2", True):
         with pytest.raises(ValueError, match="inflight_ratio"):
             predict("B200", MODEL, inflight_ratio=bad, **args)
+
+
+def test_batched_chat_runs_are_read_within_their_caps_and_their_drafts_pay():
+    """Each later InferenceX run is read at its share of the concurrency, never above the
+    recipe's cap (per GPU with data-parallel attention, else per engine), and with the drafts
+    it ran each token takes less time than it would without them."""
+    from napkin import tables
+    from napkin.validation import chapter
+
+    runs = tables.load(chapter.CHAT_RUNS)
+    steps = chapter.moe_chat_steps()
+    assert len(steps) == len(runs) > 0
+    cap = runs["max_batch"] * runs["engine_gpus"].where(runs["attention_dp"], 1)
+    share = runs["concurrency"] / (runs["decode_gpus"] / runs["engine_gpus"])
+    assert (steps["batch"] == share.clip(upper=cap)).all()
+    assert (steps["model_ms"] < steps["no_drafts_ms"]).all()
+    assert (steps["factor"] >= 1).all() and (steps["tpot_ms"] > 0).all()

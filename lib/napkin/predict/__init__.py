@@ -108,6 +108,16 @@ def _limit(name: str, value) -> float:
     return v
 
 
+def with_drafts(c: Constants, drafts: int) -> Constants:
+    """Engines ``c`` serving with ``drafts`` tokens of multi-token prediction a step: each
+    step verifies ``1 + drafts`` tokens per sequence and keeps
+    :func:`~napkin.predict.multitoken.accepted_tokens` of them (``c`` unchanged for none)."""
+    if not drafts:
+        return c
+    return replace(c, verify_tokens=c.verify_tokens * 0 + 1.0 + drafts,
+                   accepted_tokens=c.accepted_tokens * 0 + float(accepted_tokens(drafts)))
+
+
 def predict(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: str = "fp16",
             input_tokens: int, output_tokens: int, batch: int | None = None,
             ttft_limit_s: float | None = None, tpot_limit_s: float | None = None,
@@ -138,10 +148,7 @@ def predict(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: st
     drafts = _whole("draft_tokens", draft_tokens, low=0, unit="")
     k = _spread(inflight_ratio)
     e = engine(chip, model, n_chips=n_chips, weights=weights, kv=kv, attention_dp=attention_dp)
-    c = e.constants
-    if drafts:
-        c = replace(c, verify_tokens=np.array([1.0 + drafts]),
-                    accepted_tokens=np.array([float(accepted_tokens(drafts))]))
+    c = with_drafts(e.constants, drafts)
     fits = int(memory_batch(c, i, o, k)[0])
     depth = float(inflight_depth(i, o, k))
     base = dict(chip=chip, model=e.model.name, n_chips=e.n_chips, weights=e.weights,
@@ -212,7 +219,7 @@ def _infeasible(base, c, i, o, k, cal, reason) -> Prediction:
 __all__ = ["predict", "Prediction", "step_seconds", "calibrated", "Calibration", "ROOFLINE",
            "engine", "engine_of", "Engine", "Constants", "expected_distinct", "weight_format",
            "kv_format", "closed_loop", "continuous", "memory_batch", "static_batch",
-           "under_limits"]
+           "under_limits", "with_drafts"]
 
 
 class _CallableModule(types.ModuleType):

@@ -17,10 +17,10 @@ from .report import bands, crossval, errors, factor_stats, peer_errors, scored
 from .rows import (all_cases, answer_spread, dataset, dataset_lengths,
                    interpret, mlperf)
 
-__all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_inflight",
+__all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_inflight", "CHAT_RUNS",
            "benchmark_lengths", "crossval_table", "decline_reasons", "EARNS", "FRONTIER_CHIPS",
            "frontier_curves", "frontier_gap", "FRONTIER_MODELS", "frontier_points",
-           "frontier_read", "held_out", "interactive_limits", "is_moe", "moe_interactive_band",
+           "frontier_read", "held_out", "interactive_limits", "is_moe", "moe_chat_steps", "moe_interactive_band",
            "PARAMETERS", "parameters_table", "PEER", "per_gpu_ratio", "per_gpu_ratio_by_round",
            "PER_USER_KINDS", "RACK", "rack_layouts", "RACK_LAYOUTS", "regimes", "RUN", "SCENARIOS",
            "server_over_offline", "server_over_offline_spread", "server_steps", "software_band",
@@ -451,10 +451,7 @@ def rack_layouts(chip: str = RACK["chip"], model: str = RACK["model"],
     is in ``weights``: the book gives a model one format, where real deployments keep
     attention and the embeddings in FP8 or BF16, so each data-parallel rank's dense read is
     a lower bound."""
-    from dataclasses import replace
-
-    from ..predict import disaggregated, engine, predict
-    from ..predict.multitoken import accepted_tokens
+    from ..predict import disaggregated, engine, predict, with_drafts
 
     i, o = benchmark_lengths(benchmark)
     spread = benchmark_inflight(benchmark)
@@ -466,10 +463,7 @@ def rack_layouts(chip: str = RACK["chip"], model: str = RACK["model"],
         if split:
             c = engine(chip, model, n_chips=group, weights=weights, kv=kv,
                        attention_dp=wide).constants
-            kept = float(accepted_tokens(drafts))
-            decode = replace(c, verify_tokens=c.verify_tokens * 0 + 1.0 + drafts,
-                             accepted_tokens=c.accepted_tokens * 0 + kept)
-            run = disaggregated.pools(c, decode, i, o, ttft, tpot, cal, spread)
+            run = disaggregated.pools(c, with_drafts(c, drafts), i, o, ttft, tpot, cal, spread)
             per_chip, tpot_s = run["tokens_per_s_per_chip"], run["decode"]["tpot_s"]
             share = run["prefill_share"]
         else:
@@ -547,6 +541,45 @@ def moe_interactive_band(benchmark: str = "deepseek-r1") -> dict:
             "largest_batch": float(sel["batch"].max()) if len(sel) else math.nan,
             "pace_tokens_per_s": pace, "benchmark": benchmark,
             **factor_stats(sel["log_ratio"], sel["speed"])}
+
+
+#: Batched runs of a mixture of experts at a chat pace, each with the recipe it ran.
+CHAT_RUNS = "moe_chat_runs"
+
+
+def moe_chat_steps() -> pd.DataFrame:
+    """The decode step of batched runs of a mixture of experts at a chat pace
+    (``data/moe_chat_runs.csv``: published after the book's data, never fitted), each read as
+    its recipe ran it: its decode engines of ``engine_gpus`` with or without data-parallel
+    attention and with its drafts, each engine holding its share of the concurrency up to its
+    cap, at the mean depth of the prompt and half the answer. Beside the measured median time
+    per output token, the model's mean at the published parameters, with the recipe's drafts
+    and with none; their ratio (model over measured) and factor errors."""
+    from ..predict import engine, with_drafts
+    from ..predict.serve import decode_step_seconds
+
+    runs = tables.load(CHAT_RUNS)
+    cal = calib.calibrated()
+    out = []
+    for r in runs.itertuples():
+        c = engine(r.chip, r.architecture, n_chips=int(r.engine_gpus), weights=r.weights,
+                   kv=r.kv, attention_dp=bool(r.attention_dp)).constants
+        cap = r.max_batch * (r.engine_gpus if r.attention_dp else 1)
+        batch = min(r.concurrency / (r.decode_gpus / r.engine_gpus), cap)
+        depth = r.prompt_tokens + r.answer_tokens / 2
+        tpot = {}
+        for label, drafts in (("model", int(r.mtp_depth)), ("no_drafts", 0)):
+            d = with_drafts(c, drafts)
+            step = float(np.ravel(decode_step_seconds(d, batch, depth, cal))[0])
+            tpot[label] = 1e3 * step / float(d.accepted_tokens[0])
+        out.append({"chip": r.chip, "engine_gpus": int(r.engine_gpus),
+                    "attention_dp": bool(r.attention_dp), "drafts": int(r.mtp_depth),
+                    "batch": batch, "tpot_ms": 1e3 / r.per_user_tok_per_s,
+                    "model_ms": tpot["model"], "no_drafts_ms": tpot["no_drafts"]})
+    out = pd.DataFrame(out)
+    ratio, bare = out["model_ms"] / out["tpot_ms"], out["no_drafts_ms"] / out["tpot_ms"]
+    return out.assign(ratio=ratio, factor=np.exp(np.abs(np.log(ratio))),
+                      no_drafts_factor=np.exp(np.abs(np.log(bare))))
 
 
 def wide_reading_checks(model: str = "DeepSeek-V3") -> dict[str, float]:
