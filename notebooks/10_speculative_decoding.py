@@ -610,8 +610,8 @@ report = report[report["source_url"].str.contains(published.DEEPSEEK_REPORT, reg
 ds_speedup = float(report["speedup"].iloc[0])
 moe_chat = napkin.validation.chapter.moe_interactive_band()  # chapter 9's band
 glue_all({
-    "moe_chat_median": moe_chat["median"], "moe_chat_n": moe_chat["n"],
-    "moe_chat_runs": moe_chat["runs"], "moe_chat_drafted": moe_chat["drafted_runs"],
+    "moe_chat_median": moe_chat["median"], "moe_chat_runs": moe_chat["runs"],
+    "moe_chat_drafted": moe_chat["drafted_runs"],
     "ds_report_speedup": ds_speedup,
     "ds_cycle_low": (1 + DS.acceptance[0]) / ds_speedup,
     "ds_cycle_high": (1 + DS.acceptance[1]) / ds_speedup,
@@ -653,12 +653,11 @@ glue_all({
 # of one sequence dearer than a plain one even at batch 1, and at the larger batch the plain
 # step already reads most experts, so in the model verifying gets relatively cheaper with
 # batch. SGLang serves DeepSeek-V3 with its own parallel layout and kernels, which the step
-# model of chapter 9 misses on this model too: on the runs of a mixture of experts served one
-# sequence at a time at MLPerf's interactive pace ({glue:text}`moe_chat_drafted:d` of the
-# {glue:text}`moe_chat_runs:d` runs with drafts), it misses by
-# x{glue:text}`moe_chat_median:.2f` at the median ({glue:text}`moe_chat_n:d` predictions,
-# each by a fit that never saw the model; [chapter 9](#sec-validation-rack)). DeepSeek's own
-# report
+# model of chapter 9 misses on this model too. On TensorRT-LLM's runs of it, one sequence at
+# a time at MLPerf's interactive pace ({glue:text}`moe_chat_drafted:d` of the
+# {glue:text}`moe_chat_runs:d` runs with drafts), the model misses by
+# x{glue:text}`moe_chat_median:.2f` at the median run, each predicted by a fit that never saw
+# the model ([chapter 9](#sec-validation-rack)). DeepSeek's own report
 # gives {glue:text}`ds_report_speedup:.1f`x with one drafted token: a cycle that cost
 # {glue:text}`ds_cycle_low:.2f`-{glue:text}`ds_cycle_high:.2f` plain steps, on hardware and at
 # a batch it does not state.

@@ -3,13 +3,13 @@ serve of it, and what a million of its output tokens costs at that speed.
 
 The speed is MLPerf's Interactive limits for DeepSeek-R1 (the first token and the time per
 output token at the 99th percentile), its mean lengths and the spread of its answers
-(:func:`napkin.validation.chapter.rack_layouts`). Each machine gets two answers from the
+(:func:`napkin.validation.chapter.rack_layouts`). Each machine gets three answers from the
 step model at the published parameters: the fit's reading of a row that states no layout
-(tensor-parallel engines of eight), and the best of the layouts chapter 9 costs (data-parallel
-attention with the experts spread, prefill on its own pool, multi-token-prediction drafts).
-A rented machine is priced at the median of its providers' on-demand quotes
-(:func:`napkin.costs.prices.rental_price`); a machine with no recorded quote gets the price
-per GPU-hour at which it would make a token as cheaply as the cheapest rented one.
+(tensor-parallel engines of eight), the best of chapter 9's layouts without drafts
+(data-parallel attention with the experts spread, prefill on its own pool), and the full
+layout with three drafts of multi-token prediction. A machine is priced at the median of its
+providers' on-demand quotes (:func:`napkin.costs.prices.rental_price`); the rack at the one
+quote the book has for a GB200 superchip, shared by its two GPUs.
 """
 
 from __future__ import annotations
@@ -23,17 +23,21 @@ from .. import tables
 from . import prices
 
 __all__ = ["at_chat_speed", "BENCHMARK", "COLUMNS", "display", "fastest_stream", "KV",
-           "MACHINES", "MODEL"]
+           "MACHINES", "MODEL", "READINGS"]
 
 #: The model (DeepSeek-R1 has DeepSeek-V3's architecture), its MLPerf benchmark and cache.
 MODEL, BENCHMARK, KV = "DeepSeek-V3", "deepseek-r1", "fp8"
-#: (machine, chip, GPUs, weight format, chip whose rental quotes price it or None): each
-#: chip at the smallest format it runs in hardware (the B200 has FP4, the H200 FP8 at most).
-MACHINES = (("GB200 NVL72 rack", "GB200 (per GPU)", 72, "NVFP4", None),
-            ("8 x B200", "B200", 8, "NVFP4", "B200"),
-            ("8 x H200", "H200", 8, "FP8", "H200"),
-            ("one B200", "B200", 1, "NVFP4", "B200"),
-            ("one H200", "H200", 1, "FP8", "H200"))
+#: (machine, chip, GPUs, weight format, item whose on-demand quotes price it, GPUs a quote
+#: is for): each chip at the smallest format it runs in hardware (the B200 has FP4, the H200
+#: FP8 at most). The rack is priced at the one quote the book has for a GB200 superchip (two
+#: GPUs), not for a whole rack.
+MACHINES = (("GB200 NVL72 rack", "GB200 (per GPU)", 72, "NVFP4", "GB200 superchip (2 GPUs)", 2),
+            ("8 x B200", "B200", 8, "NVFP4", "B200", 1),
+            ("8 x H200", "H200", 8, "FP8", "H200", 1),
+            ("one B200", "B200", 1, "NVFP4", "B200", 1),
+            ("one H200", "H200", 1, "FP8", "H200", 1))
+#: The readings :func:`at_chat_speed` gives each machine (its docstring says which).
+READINGS = ("fit", "no_drafts", "full")
 #: Seconds in an hour, and output tokens in the million a price is quoted for.
 HOUR_S, MILLION = 3600.0, 1e6
 
@@ -58,36 +62,35 @@ def _usd_per_mtok(usd_per_gpu_hour: float, tokens_per_s_per_gpu: float) -> float
 
 def at_chat_speed(machines=MACHINES) -> pd.DataFrame:
     """Each machine of ``machines``: whether it holds the model (``why_not`` says why not),
-    output tokens a second for the machine and per GPU in the fit's reading (``fit``) and
-    with every layout (``best``), the median on-demand price per GPU-hour, the dollars per
-    million output tokens of each reading, and for an unpriced machine the price per
-    GPU-hour at which each reading matches the cheapest rented machine's (``breakeven``)."""
-    from ..validation.chapter import rack_layouts
+    output tokens a second for the machine and per GPU in three of chapter 9's readings
+    (:data:`~napkin.validation.chapter.RACK_LAYOUTS`): the fit's reading of a row that
+    states no layout (``fit``), the best layout without drafts (``no_drafts``) and the full
+    layout, three drafts included (``full``); the median on-demand price per GPU-hour and
+    how many quotes it rests on, and the dollars per million output tokens of each
+    reading."""
+    from ..validation.chapter import RACK_LAYOUTS, rack_layouts
 
+    drafted = pd.Series([layout[3] > 0 for layout in RACK_LAYOUTS])
     rows = []
-    for name, chip, n, weights, rented in machines:
+    for name, chip, n, weights, item, per_quote in machines:
+        quote = prices.rental_price(item)
         row = {"machine": name, "chip": chip, "n_chips": n, "weights": weights,
-               "why_not": _holds(chip, n, weights)}
+               "why_not": _holds(chip, n, weights),
+               "usd_per_gpu_hour": quote["median"] / per_quote, "quotes": quote["quotes"],
+               "gpus_per_quote": per_quote}
         if not row["why_not"]:
-            lay = rack_layouts(chip=chip, model=MODEL, n_chips=n, weights=weights, kv=KV,
-                               benchmark=BENCHMARK)
-            for reading, rate in (("fit", lay["tokens_per_s"].iloc[0]),
-                                  ("best", lay["tokens_per_s"].max())):
-                row[f"{reading}_tokens_per_s"] = float(rate)
-                row[f"{reading}_per_gpu"] = float(rate) / n
-        if rented is not None:
-            row["usd_per_gpu_hour"] = prices.rental_price(rented)["median"]
+            rate = rack_layouts(chip=chip, model=MODEL, n_chips=n, weights=weights, kv=KV,
+                                benchmark=BENCHMARK)["tokens_per_s"]
+            for reading, value in (("fit", rate.iloc[0]), ("no_drafts", rate[~drafted].max()),
+                                   ("full", rate.iloc[-1])):
+                row[f"{reading}_tokens_per_s"] = float(value)
+                row[f"{reading}_per_gpu"] = float(value) / n
         rows.append(row)
     out = pd.DataFrame(rows)
-    for reading in ("fit", "best"):
+    for reading in READINGS:
         out[f"{reading}_usd_per_mtok"] = [
             _usd_per_mtok(p, r) for p, r in zip(out["usd_per_gpu_hour"], out[f"{reading}_per_gpu"])]
-        cheapest = out[f"{reading}_usd_per_mtok"].min()
-        out[f"{reading}_breakeven_usd_per_gpu_hour"] = [
-            cheapest * r * HOUR_S / MILLION if math.isnan(p) and r > 0 else math.nan
-            for p, r in zip(out["usd_per_gpu_hour"], out[f"{reading}_per_gpu"])]
     return out
-
 
 
 def fastest_stream(chip: str = "B200", n_chips: int = 8) -> dict:
@@ -115,30 +118,26 @@ def fastest_stream(chip: str = "B200", n_chips: int = 8) -> dict:
 
 
 def display(table: pd.DataFrame) -> pd.DataFrame:
-    """:func:`at_chat_speed` for the page: each reading's rate and cost as a range (the fit's
-    reading first), and what a machine that does not serve or is not priced leaves to say."""
-    def span(a: float, b: float, fmt: str) -> str:
-        return "–" if math.isnan(a) else f"{fmt.format(a)} to {fmt.format(b)}"
+    """:func:`at_chat_speed` for the page: each reading's rate and cost (the fit's reading,
+    the best layout without drafts, the full layout), and the price each rests on."""
+    def three(r, what: str, fmt: str) -> str:
+        values = [getattr(r, f"{reading}_{what}") for reading in READINGS]
+        return "–" if math.isnan(values[0]) else " / ".join(fmt.format(v) for v in values)
 
     rows = []
     for r in table.itertuples():
-        if r.why_not:
-            note = "does not hold the model with room for a cache"
-        elif math.isnan(r.usd_per_gpu_hour):
-            note = (f"no on-demand quote; as cheap a token as the cheapest rented server "
-                    f"below {r.fit_breakeven_usd_per_gpu_hour:.2f} to "
-                    f"{r.best_breakeven_usd_per_gpu_hour:.2f} USD a GPU-hour")
-        else:
-            note = f"{r.usd_per_gpu_hour:.2f} USD a GPU-hour (median on-demand quote)"
+        where = (f"one quote for a superchip of {r.gpus_per_quote} GPUs, shared"
+                 if r.gpus_per_quote > 1 else f"median of {r.quotes} on-demand quotes")
         rows.append({"machine": r.machine, "weights": r.weights,
-                     "tokens": span(r.fit_tokens_per_s, r.best_tokens_per_s, "{:,.0f}"),
-                     "per_gpu": span(r.fit_per_gpu, r.best_per_gpu, "{:,.0f}"),
-                     "usd": span(r.fit_usd_per_mtok, r.best_usd_per_mtok, "{:,.2f}"),
-                     "note": note})
+                     "tokens": three(r, "tokens_per_s", "{:,.0f}"),
+                     "per_gpu": three(r, "per_gpu", "{:,.0f}"),
+                     "usd": three(r, "usd_per_mtok", "{:,.2f}"),
+                     "price": ("does not hold the model with room for a cache" if r.why_not else
+                               f"{r.usd_per_gpu_hour:.2f} USD a GPU-hour ({where})")})
     return pd.DataFrame(rows)
 
 
 #: :func:`display`'s columns as the page titles them.
 COLUMNS = {"machine": "Machine", "weights": "Weights",
-           "tokens": "Output tokens/s (fit's reading to every layout)", "per_gpu": "Per GPU",
-           "usd": "USD per million output tokens", "note": "Price"}
+           "tokens": "Output tokens/s: fit's reading / no drafts / full layout",
+           "per_gpu": "Per GPU", "usd": "USD per million output tokens", "price": "Price"}
