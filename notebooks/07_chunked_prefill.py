@@ -127,7 +127,7 @@ ttft_target, tpot_target = sv.targets()
 bare = sv.bare_decode_s()
 itl_b, ttft_b = int(essay.claim("chunk_budget_itl")), int(essay.claim("chunk_budget_ttft"))
 low, mid = S.budgets[0], S.budgets[1]
-# every run of the chapter, once each (napkin.memo); the cells below read them
+# every run of the chapter, once each (napkin.tables.cached); the cells below read them
 caps = sv.capacities()
 sat = sv.saturation_runs()
 dial = sv.budget_runs()

@@ -540,6 +540,29 @@ assert moe_band["bias"] > 1
 # experts that fast, so the band says how far the model misses a known layout serving one
 # sequence, not which line of the table above a rack would reach.
 #
+# A fit that left the model out had still seen other models' runs at that pace. A harder
+# test leaves every run served that fast out of one fit, whatever its model: MLPerf's
+# Interactive rows, and every form of a run whose rate per user reaches
+# {glue:text}`moe_chat_pace:.0f` tokens a second (the `pace` fold,
+# `validation.derive.at_pace`):
+
+# %%
+pace_band = validation.chapter.moe_interactive_band(RACK["benchmark"], kinds=("pace",))
+pace_rows = validation.crossval(("pace",))
+pace_rows = pace_rows[pace_rows["structure"] == calib.MODEL]
+pace_all = validation.factor_stats(pace_rows["log_ratio"], pace_rows["speed"])
+glue_all({**{f"moe_pace_{k}": pace_band[k] for k in ("runs", "median", "p90", "worst")},
+          **{f"pace_all_{k}": pace_all[k] for k in ("n", "median", "p90")}})
+assert pace_band["runs"] == moe_band["runs"]  # the prose: the same runs
+
+# %% [markdown]
+# On the same {glue:text}`moe_pace_runs:d` runs, a fit that never saw a sequence served at
+# that pace misses by x{glue:text}`moe_pace_median:.2f` at the median run,
+# x{glue:text}`moe_pace_p90:.2f` at the 90th percentile and x{glue:text}`moe_pace_worst:.2f`
+# at worst; over all {glue:text}`pace_all_n:d` rows of the fold, dense models' included, by
+# x{glue:text}`pace_all_median:.2f` at the median and x{glue:text}`pace_all_p90:.2f` at the
+# 90th percentile.
+#
 # Batched runs have been published since the book's data, and they can check the step where
 # the band cannot. SemiAnalysis's InferenceX served DeepSeek-R1 on GB200 and B200 with
 # prefill and decode on separate pools, and for each point it names the recipe that ran,

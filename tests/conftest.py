@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import inspect
 import re
+import shutil
 
 import pytest
+
+from napkin import tables
 
 #: Fixtures that run llama.cpp (a synthetic model measured) or start a server.
 SLOW_FIXTURES = {"tiny", "tiny_models", "tiny_record", "quick_record", "jupyterlab"}
@@ -30,3 +33,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if slow(item):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def data_copy(tmp_path, monkeypatch):
+    """A copy of data/ that the library reads instead (``NAPKIN_DATA``)."""
+    copy = tmp_path / "data"
+    shutil.copytree(tables.data_dir(), copy)
+    monkeypatch.setenv("NAPKIN_DATA", str(copy))
+    return copy

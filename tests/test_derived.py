@@ -4,7 +4,6 @@ makes it again (the refits themselves are slow and run in make test)."""
 
 from __future__ import annotations
 
-import shutil
 
 import pandas as pd
 import pytest
@@ -26,15 +25,6 @@ def test_every_fingerprint_belongs_to_a_derived_table():
     found = {p.name.removesuffix(derived.SUFFIX) for p in tables.data_dir().glob(
         f"*{derived.SUFFIX}")}
     assert found == set(DERIVED)
-
-
-@pytest.fixture
-def data_copy(tmp_path, monkeypatch):
-    """A copy of data/ that the library reads instead (``NAPKIN_DATA``)."""
-    copy = tmp_path / "data"
-    shutil.copytree(tables.data_dir(), copy)
-    monkeypatch.setenv("NAPKIN_DATA", str(copy))
-    return copy
 
 
 def test_a_measured_value_changed_without_a_refit_is_named(data_copy):

@@ -198,6 +198,28 @@ def test_bands_are_factors_for_each_scenario_and_case_and_refuse_unknown_ones():
         v.error_band("offline", "old")
 
 
+def test_the_pace_fold_leaves_every_run_at_interactive_pace_out_of_its_fit():
+    """One fold scores every row served at interactive pace (MLPerf's Interactive scenario,
+    and every form of a run whose rate per user reaches the strictest limit's pace), and its
+    fit sees none of them; the band read from it is the same runs as the model folds'."""
+    cases = v.derive.rows()
+    pace = v.derive.interactive_pace()
+    assert pace == pytest.approx(1e3 / 15)  # DeepSeek-R1's 15 ms, MLPerf's strictest
+    (fold,) = [f for f in v.derive.folds(cases) if f.kind == "pace"]
+    fast = v.derive.at_pace(cases, pace)
+    assert (fold.test == fast).all() and not (fold.train & fast).any()
+    assert fold.test[(cases["scenario"] == "Interactive").to_numpy()].all()
+    user = cases["kind"].isin(v.derive.PER_USER_KINDS)
+    assert fold.test[(user & (cases["measured"] >= pace)).to_numpy()].all()
+    assert not fold.test[(user & (cases["measured"] < pace)).to_numpy()].any()
+    # a run's other forms (a total, a latency) go with its per-user row
+    assert fold.test.sum() > (fast & user.to_numpy()).sum() + (
+        cases["scenario"] == "Interactive").sum()
+    by_model, by_pace = (v.chapter.moe_interactive_band(kinds=k) for k in (("model",),
+                                                                           ("pace",)))
+    assert by_pace["runs"] == by_model["runs"] > 0 and by_pace["rows"] == by_model["rows"]
+
+
 def test_a_buyers_band_counts_each_row_once_and_is_kept_out_of_the_pooled_ones():
     cases = v.derive.rows()
     for case, (kind, pair) in v.report.BUYER_FOLDS.items():
@@ -225,15 +247,12 @@ def test_a_band_is_recomputed_from_the_rows_in_data(tmp_path, monkeypatch):
     table = pd.read_csv(data / "mlperf_llm.csv")
     table.loc[table["scenario"] == "Offline", "value"] *= 1.5
     table.to_csv(data / "mlperf_llm.csv", index=False)
-    monkeypatch.setenv("NAPKIN_DATA", str(data))
-    v.refresh()
-    try:
-        scaled = v.error_band("offline", "all")
-        assert scaled["n"] == band["n"]
-        assert scaled["bias"] == pytest.approx(band["bias"] / 1.5, rel=1e-9)
-    finally:
-        monkeypatch.delenv("NAPKIN_DATA")
-        v.refresh()
+    monkeypatch.setenv("NAPKIN_DATA", str(data))  # no cache to clear: each is keyed on data/
+    scaled = v.error_band("offline", "all")
+    assert scaled["n"] == band["n"]
+    assert scaled["bias"] == pytest.approx(band["bias"] / 1.5, rel=1e-9)
+    monkeypatch.delenv("NAPKIN_DATA")
+    assert v.error_band("offline", "all") == band
 
 
 def test_a_row_inserted_mid_table_leaves_every_stored_prediction_on_its_row(tmp_path,
@@ -250,14 +269,9 @@ def test_a_row_inserted_mid_table_leaves_every_stored_prediction_on_its_row(tmp_
     new = m.iloc[[300]].assign(row_id="mlperf-0648", value="1.0")
     pd.concat([m.iloc[:10], new, m.iloc[10:]]).to_csv(data / "mlperf_llm.csv", index=False)
     monkeypatch.setenv("NAPKIN_DATA", str(data))
-    v.refresh()
-    try:
-        after = v.report.with_rows(stored)[keys]
-        pd.testing.assert_frame_equal(after.reset_index(drop=True),
-                                      before.reset_index(drop=True))
-    finally:
-        monkeypatch.delenv("NAPKIN_DATA")
-        v.refresh()
+    after = v.report.with_rows(stored)[keys]
+    pd.testing.assert_frame_equal(after.reset_index(drop=True),
+                                  before.reset_index(drop=True))
 
 
 def test_the_fixed_split_table_has_every_baseline_beside_the_model():

@@ -19,7 +19,7 @@ import pandas as pd
 
 from . import models, tables
 
-__all__ = ["config", "index", "names", "params", "source", "weight_bytes"]
+__all__ = ["config", "index", "is_moe", "names", "params", "source", "weight_bytes"]
 
 
 def index() -> pd.DataFrame:
@@ -59,6 +59,12 @@ def params(name: str, active: bool = False) -> float:
     row = _row(name)
     value = row["params_active_B" if active else "params_total_B"]
     return float(value) * 1e9
+
+
+def is_moe(name: str) -> bool:
+    """Whether a book model is a mixture of experts: a token reads fewer parameters than the
+    model holds."""
+    return params(name, active=True) < params(name)
 
 
 def weight_bytes(name: str, fmt: str = "FP8", active: bool = False) -> float:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from types import MappingProxyType
 
 import pandas as pd
@@ -231,15 +230,11 @@ def _frame() -> pd.DataFrame:
     return tables.load("hardware_specs")
 
 
+@tables.cached("hardware_specs")
 def chips() -> Mapping[str, Chip]:
     """Every chip in ``data/hardware_specs.csv``, by name: built once per version of the
-    table (its path and modification time) and handed out read-only, since the book asks
-    for chips thousands of times a chapter."""
-    return _chips(*tables.version("hardware_specs"))
-
-
-@lru_cache(maxsize=4)
-def _chips(path, mtime) -> Mapping[str, Chip]:
+    table and handed out read-only, since the book asks for chips thousands of times a
+    chapter."""
     out = {}
     for name, group in _frame().groupby("chip", sort=True):
         column = lambda c: MappingProxyType(dict(zip(group["spec"], group[c])))  # noqa: E731

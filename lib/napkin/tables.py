@@ -7,25 +7,30 @@ number cannot reach a chart. Nothing in napkin writes into ``data/``.
 
 from __future__ import annotations
 
+import functools
 import os
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["available", "BYTE_FORMATS", "data_dir", "DISPLAY_FORMATS", "load", "path_of", "row",
+__all__ = ["available", "BYTE_FORMATS", "cached", "data_dir", "DISPLAY_FORMATS", "load", "path_of", "row",
            "ROW_ID", "Shown", "SORT_SCRIPT", "sortable", "Sortable", "sources", "styled",
-           "version"]
+           "version", "versions"]
 
 #: The column that names a published row for good (:mod:`napkin.rowids`), by which derived
 #: tables join it: never its position in the file.
 ROW_ID = "row_id"
 
 
+#: ``data/`` of this checkout (resolved once: the book asks for it tens of thousands of times).
+_CHECKOUT_DATA = Path(__file__).resolve().parents[2] / "data"
+
+
 def data_dir() -> Path:
     """``data/`` of this checkout, or ``$NAPKIN_DATA`` when set."""
     override = os.environ.get("NAPKIN_DATA")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "data"
+    return Path(override) if override else _CHECKOUT_DATA
 
 
 def available() -> list[str]:
@@ -46,10 +51,82 @@ def path_of(name: str) -> Path:
     return path
 
 
-def version(name: str) -> tuple[Path, float]:
-    """What identifies a table's contents for a cache: its path and modification time."""
-    path = path_of(name)
-    return path, path.stat().st_mtime
+def version(name: str) -> tuple:
+    """What identifies a table's contents for a cache: its path, size and modification time;
+    for a folder of ``data/`` named with a trailing ``/`` (``"models/"``), those of each of its
+    files."""
+    if name.endswith("/"):
+        with os.scandir(data_dir() / name) as found:
+            return tuple(sorted((e.name, *_stamp(e)) for e in found if e.is_file()))
+    path = data_dir() / f"{name.removesuffix('.csv')}.csv"
+    try:
+        return (path, *_stamp(path))
+    except FileNotFoundError:
+        path_of(name)  # the error that names the tables there are
+        raise
+
+
+def _stamp(path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def versions(names) -> tuple:
+    """:func:`version` of each of ``names`` (of every file of ``data/`` when there are none):
+    the key under which :func:`cached` remembers."""
+    return tuple(version(n) for n in names) if names else _everything(data_dir())
+
+
+def _everything(folder: Path) -> tuple:
+    found = []
+    with os.scandir(folder) as entries:
+        for e in entries:
+            found.extend(_everything(Path(e.path)) if e.is_dir() else [(e.path, *_stamp(e))])
+    return tuple(sorted(found))
+
+
+def cached(*names: str):
+    """Remember what a function makes from ``data/``, per arguments and per version of the
+    tables ``names`` it reads (a folder as ``"models/"``; none: every file of ``data/``, for
+    a result drawn from many tables and asked for seldom). A table edited, a row dropped in,
+    or another ``data/`` (``$NAPKIN_DATA``) is read afresh, with no cache to clear by hand.
+    Each caller gets its own copy of the tables, lists and dicts in a result, so none can
+    change what the next one sees. The two newest versions are kept."""
+
+    def wrap(fn):
+        store: dict = {}
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            key = versions(names)
+            remembered = store.get(key)
+            if remembered is None:
+                if len(store) >= 2:
+                    store.pop(next(iter(store)))
+                remembered = store[key] = {}
+            call = (args, tuple(sorted(kwargs.items())))
+            if call not in remembered:
+                remembered[call] = fn(*args, **kwargs)
+            return _handed_out(remembered[call])
+
+        wrapper.tables = names
+        return wrapper
+
+    return wrap
+
+
+def _handed_out(value):
+    """A caller's own copy of each table, series, list and dict in a result (inside tuples
+    too); other values (numbers, strings, frozen records) as they are."""
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        return value.copy()
+    if type(value) is tuple:  # a named tuple is a record, handed out as it is
+        return tuple(_handed_out(v) for v in value)
+    if isinstance(value, list):
+        return [_handed_out(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _handed_out(v) for k, v in value.items()}
+    return value
 
 
 def load(name: str) -> pd.DataFrame:
@@ -68,12 +145,20 @@ def load(name: str) -> pd.DataFrame:
 def row(name: str, column: str, key) -> pd.Series:
     """The first row of ``data/<name>.csv`` whose ``column`` is ``key``; a missing key is
     a ValueError that names the table and the keys it does have."""
-    df = load(name)
-    rows = df[df[column] == key]
-    if rows.empty:
-        known = ", ".join(map(str, dict.fromkeys(df[column])))
+    found = _first_rows(name, column, version(name)).get(key)
+    if found is None:
+        known = ", ".join(map(str, _first_rows(name, column, version(name))))
         raise ValueError(f"no {column} {key!r} in data/{name}.csv; known: {known}")
-    return rows.iloc[0]
+    return found.copy()
+
+
+@lru_cache(maxsize=None)
+def _first_rows(name: str, column: str, stamp: tuple) -> dict:
+    """Each key's first row of a table's ``column``, once per version of the table (models
+    and claims are looked up by name thousands of times a chapter)."""
+    df = load(name)
+    first = df.drop_duplicates(column)
+    return {key: first.loc[i] for key, i in zip(first[column], first.index)}
 
 
 def sources(df: pd.DataFrame) -> list[str]:

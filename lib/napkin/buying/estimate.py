@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
-from .. import catalog, kvcache, phases, roofline
+from .. import catalog, kvcache, phases, roofline, tables
 from ..units import GB, TFLOPS, GiB, MiB
 from .machine import Machine, nan_if_empty
 from .reference import REFERENCE_FORMAT
@@ -81,7 +80,7 @@ class _Terms:
     step: roofline.StepWork
 
 
-@lru_cache(maxsize=32)
+@tables.cached("models", "models/")
 def _terms(w: Workload) -> _Terms:
     model, w_total, w_active = model_for(w)
     cfg = model.config

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import pandas as pd
 
@@ -195,13 +194,8 @@ def _machine(chip: hardware.Chip, runs: pd.DataFrame, own: pd.DataFrame,
                  "flops": "; ".join(sorted(set(s for _, _, s in found.values())))})
 
 
-def _data_signature() -> tuple:
-    """The data's tables and when each last changed: the fleet is rebuilt when one does."""
-    return tuple((p.name, p.stat().st_mtime) for p in sorted(tables.data_dir().glob("*.csv")))
-
-
-@lru_cache(maxsize=2)
-def _fleet(signature: tuple) -> tuple[Machine, ...]:
+@tables.cached()
+def _fleet() -> tuple[Machine, ...]:
     quart = decode.fraction_quartiles().set_index("family")
     runs, own = prefill_runs(), decode.own_decode_runs()
     return tuple(_machine(chip, runs, own, quart) for name, chip in hardware.chips().items()
@@ -212,7 +206,7 @@ def _fleet(signature: tuple) -> tuple[Machine, ...]:
 def machines() -> list[Machine]:
     """Every chip in ``data/hardware_specs.csv`` with a bandwidth and a memory capacity,
     except those in :data:`LEFT_OUT` (built once per state of ``data/``)."""
-    return list(_fleet((str(tables.data_dir()), _data_signature())))
+    return list(_fleet())
 
 
 def machine(name: str) -> Machine:

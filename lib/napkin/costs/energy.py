@@ -21,7 +21,6 @@ parallel over all its GPUs (expert or data parallelism is not modelled).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import pandas as pd
 
@@ -46,13 +45,7 @@ def measurements() -> pd.DataFrame:
     return df.assign(excluded=why)
 
 
-def _dense(model: str) -> bool:
-    cfg = catalog.config(model)
-    return not any(k in cfg for k in ("num_local_experts", "n_routed_experts",
-                                      "num_experts"))
-
-
-@lru_cache(maxsize=1)
+@tables.cached()
 def check() -> pd.DataFrame:
     """Every scorable ML.ENERGY row with the model's energy per token (rated power, and the
     measured power of the same run), its step against the measured time per step, and the
@@ -77,7 +70,7 @@ def check() -> pd.DataFrame:
     df["error_measured_power"] = df["model_measured_power_J_per_token"] / \
         df["energy_J_per_token"] - 1
     df["step_error"] = df["model_step_s"] / df["measured_step_s"] - 1
-    df["kind"] = df["model"].map(lambda m: "dense" if _dense(m) else "mixture of experts")
+    df["kind"] = df["model"].map(lambda m: "mixture of experts" if catalog.is_moe(m) else "dense")
     df["engine"] = df["n_gpus"].astype(str) + " x " + df["gpu"]
     return df.reset_index(drop=True)
 

@@ -97,7 +97,7 @@ def fastest_stream(chip: str = "B200", n_chips: int = 8) -> dict:
     """The fastest single stream of :data:`MODEL` measured on ``n_chips`` of ``chip`` in the
     book's serving rows (one sequence at a time, tokens a second that sequence saw), its row,
     source and dollars per million output tokens at the chip's median on-demand price."""
-    from ..validation.chapter import PER_USER_KINDS
+    from ..validation.derive import PER_USER_KINDS
     from ..validation.rows import all_cases
 
     c = all_cases()

@@ -12,7 +12,6 @@ in :mod:`napkin.costs.energy`.
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 import pandas as pd
 
@@ -34,7 +33,6 @@ NODE_TYPICAL = ("typical input, low end", "typical input, high end")
 PUE_SCOPE = "industry average"
 
 
-@lru_cache(maxsize=1)
 def _table() -> pd.DataFrame:
     return tables.load("machine_power")
 
@@ -106,7 +104,6 @@ def node(chip: str) -> dict:
             "source_url": r["source_url"]}
 
 
-@lru_cache(maxsize=1)
 def _pue() -> pd.DataFrame:
     return tables.load("datacenter_pue")
 

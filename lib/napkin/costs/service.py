@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 from .. import tables
 
@@ -53,7 +52,7 @@ class ServiceLevel:
                 f"{self.first_token_s:.0f} s")
 
 
-@lru_cache(maxsize=1)
+@tables.cached("chat_service_level")
 def sources() -> dict:
     """``data/chat_service_level.csv`` by quantity: value, unit and source of each row."""
     df = tables.load("chat_service_level").set_index("quantity")

@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
-from .. import buying, catalog, kvcache
+from .. import buying, catalog, kvcache, tables
 from ..prose import count
 from ..units import GiB
 from . import power, prices
@@ -147,7 +146,7 @@ def desk_tokens_per_s(users, output_tokens, first_token_s, per_user_tokens_per_s
     return users * output_tokens / (users * first_token_s + output_tokens / per_user_tokens_per_s)
 
 
-@lru_cache(maxsize=1)
+@tables.cached()
 def _desk_machines() -> dict:
     return {m.name: m for m in buying.machines()}
 
@@ -259,7 +258,7 @@ def band_case(chip: str, model: str) -> str:
     return case_of(chip, model)
 
 
-@lru_cache(maxsize=8)
+@tables.cached()
 def band(scenario: str, case: str) -> dict:
     """The calibrated model's cross-validated error band for ``scenario`` and ``case``
     (factors: ``median``, ``p90``)."""

@@ -4,7 +4,7 @@
 spreads and block sizes it sweeps), so the prose can glue each one. The functions below run
 :class:`napkin.kvpaging.engine.KVEngine` for every allocator on a
 :class:`napkin.deployment.Deployment` and tabulate what the chapter draws; the ones that take
-a ``Setting`` are the chapter's own runs, computed once per process (:mod:`napkin.memo`) for
+a ``Setting`` are the chapter's own runs, computed once per process (:func:`napkin.tables.cached`) for
 the notebook and the errata page alike.
 """
 
@@ -17,7 +17,7 @@ import pandas as pd
 
 from .. import papers, roofline, tables
 from ..deployment import Deployment, deploy
-from ..memo import experiment
+from ..tables import cached
 from ..units import GB, GiB
 from ..workloads import DEFAULT_SIGMA, RequestLengths, sample_requests, workload
 from .engine import simulate
@@ -276,7 +276,7 @@ def strips(results: dict[str, Result]) -> pd.DataFrame:
 
 # -- the chapter's runs -----------------------------------------------------------------------
 
-@experiment
+@cached()
 def paper_run(setting: Setting = SETTING) -> tuple[pd.DataFrame, dict[str, Result]]:
     """Every allocator on the paper's setting, each with a snapshot of its memory, and the
     paper's Fig. 2 and Fig. 13 beside each allocator's simulated figures."""
@@ -294,7 +294,7 @@ def paper_reproduction(setting: Setting = SETTING) -> pd.DataFrame:
     return paper_run(setting)[0]
 
 
-@experiment
+@cached()
 def spread_runs(setting: Setting = SETTING) -> pd.DataFrame:
     """:func:`spread_sweep` over the setting's spreads on the paper's setting."""
     return spread_sweep(paper_deployment(setting), setting.workload, list(setting.sigmas),
@@ -302,7 +302,7 @@ def spread_runs(setting: Setting = SETTING) -> pd.DataFrame:
                         seed=setting.seed)
 
 
-@experiment
+@cached()
 def block_size_runs(setting: Setting = SETTING) -> pd.DataFrame:
     """:func:`block_size_sweep` over the setting's block sizes, for each of its workloads."""
     return block_size_sweep(paper_deployment(setting),
@@ -311,7 +311,7 @@ def block_size_runs(setting: Setting = SETTING) -> pd.DataFrame:
                             max_len=setting.max_len, seed=setting.seed)
 
 
-@experiment
+@cached()
 def h100_runs(setting: Setting = SETTING) -> pd.DataFrame:
     """:func:`max_len_sweep` over the setting's length limits on the H100 deployment."""
     return max_len_sweep(h100_deployment(setting), workload(setting.workload, setting.sigma),

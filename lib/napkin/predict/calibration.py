@@ -17,7 +17,6 @@ the raw rows and compares), so that nothing here fits anything, or imports the v
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from functools import lru_cache
 
 from .. import tables
 from .software import Stack
@@ -137,16 +136,13 @@ def stored_stacks(fit: str = PUBLISHED, structure: str = MODEL) -> dict[str, Sta
             for r in rows.itertuples()}
 
 
-@lru_cache(maxsize=4)
-def _published(version) -> tuple[Calibration, dict]:
-    return stored(), stored_stacks()
-
-
+@tables.cached(PARAMETERS_TABLE)
 def calibrated() -> Calibration:
     """The published calibration (:func:`stored`), read once per version of the table."""
-    return _published(tables.version(PARAMETERS_TABLE) + tables.version(STACKS_TABLE))[0]
+    return stored()
 
 
+@tables.cached(STACKS_TABLE)
 def stacks() -> dict[str, Stack]:
-    """The published fit's serving stacks (:mod:`napkin.predict.software`)."""
-    return dict(_published(tables.version(PARAMETERS_TABLE) + tables.version(STACKS_TABLE))[1])
+    """The published fit's serving stacks (:mod:`napkin.predict.software`), read-only."""
+    return stored_stacks()

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from functools import lru_cache
 from typing import Mapping
 
 import numpy as np
@@ -196,7 +195,7 @@ class Engine:
         return Constants.of([self])
 
 
-@lru_cache(maxsize=None)
+@tables.cached("models", "models/")
 def _catalog_model(name: str, weights: str, kv: str) -> tuple[roofline.Model, float]:
     return deployment.model_of(name, weights, kv), catalog.params(name)
 
@@ -223,10 +222,10 @@ def resolve_model(model, weights: str, kv: str) -> tuple[roofline.Model, float]:
     return _catalog_model(model, weights, kv)
 
 
-#: Lookups an engine repeats, made once per session (the tables do not change under a run).
-_roof = lru_cache(maxsize=None)(roofline.chip_roof)
-_overhead_share = lru_cache(maxsize=1)(deployment.paper_overhead_share)
-_link = lru_cache(maxsize=None)(link_bytes_per_s)
+#: Lookups an engine repeats, made once per version of the tables they read.
+_roof = tables.cached("hardware_specs")(roofline.chip_roof)
+_overhead_share = tables.cached("serving_papers_claims")(deployment.paper_overhead_share)
+_link = tables.cached("hardware_specs", "scaleup_topology")(link_bytes_per_s)
 
 
 def engine(chip: str, model, *, n_chips: int = 1, weights: str = "fp16", kv: str = "fp16",
@@ -320,7 +319,7 @@ def attention_arithmetic(kv) -> str:
     return "fp8" if kv_format(kv) == "fp8" else "fp16"
 
 
-@lru_cache(maxsize=None)
+@tables.cached("hardware_specs")
 def attention_roof_ratio(chip: str, weights: str, kv) -> float:
     """Peak of attention's arithmetic over the peak of the weights' (1 when they are the
     same; an FP8 cache on a chip with no FP8 figure runs at the 16-bit rate)."""

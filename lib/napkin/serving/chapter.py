@@ -1,7 +1,7 @@
 """Chapter 7's experiments: a stall made visible, the token-budget dial, goodput of a cluster.
 
 :class:`Setting` holds every choice the chapter makes; the functions that take one are the
-chapter's own runs, computed once per process (:mod:`napkin.memo`) for the notebook and the
+chapter's own runs, computed once per process (:func:`napkin.tables.cached`) for the notebook and the
 errata page alike. Every step is timed by chapter 9's calibrated step
 (:mod:`napkin.predict.totals`), every arrival rate is a fraction of what the configuration can
 carry (:mod:`napkin.serving.capacity`), every latency is read in the steady state (the first
@@ -12,14 +12,13 @@ several traffic seeds, whose spread the chapter shows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
 from .. import models, papers, roofline, tables
 from ..deployment import Deployment, deploy
-from ..memo import experiment
+from ..tables import cached
 from ..units import GB, require_positive
 from ..workloads import DEFAULT_SIGMA
 from . import capacity
@@ -110,7 +109,7 @@ def step_of(setting: Setting = SETTING) -> StepModel:
     return _step_of(setting)
 
 
-@lru_cache(maxsize=8)
+@cached()
 def _step_of(setting: Setting) -> StepModel:
     return step_model(server(setting))
 
@@ -153,7 +152,7 @@ def population(setting: Setting = SETTING) -> Traffic:
     return _population(setting)
 
 
-@lru_cache(maxsize=8)
+@cached()
 def _population(setting: Setting) -> Traffic:
     return setting.traffic(1.0, 0, setting.population_requests)
 
@@ -230,7 +229,7 @@ def _steady(run: Run, setting: Setting) -> Run:
     return run.steady(setting.drop_first, setting.drop_last)
 
 
-@experiment
+@cached()
 def budget_runs(setting: Setting = SETTING) -> pd.DataFrame:
     """The budget dial: every single-instance configuration at each load and seed, its
     steady-state latencies under the setting's targets; ``own_load`` is the arrival rate
@@ -251,7 +250,7 @@ def budget_runs(setting: Setting = SETTING) -> pd.DataFrame:
     return pd.DataFrame([s | k for s, k in zip(done, keys)])
 
 
-@experiment
+@cached()
 def saturation_runs(setting: Setting = SETTING) -> pd.DataFrame:
     """What the simulated engine serves with an endless queue (every request waiting at the
     start), per configuration and seed, in the steady state (:meth:`Run.saturated`), beside
@@ -271,7 +270,7 @@ def saturation_runs(setting: Setting = SETTING) -> pd.DataFrame:
     return df
 
 
-@experiment
+@cached()
 def stall_runs(setting: Setting = SETTING) -> tuple[dict, pd.DataFrame, dict]:
     """No chunking and chunked prefill on the same requests (the representative seed, at the
     setting's load), every step kept; the window around the first long prompt, and the lanes
@@ -337,7 +336,7 @@ def cluster_capacities(setting: Setting = SETTING) -> pd.DataFrame:
         for name, (_, c) in cluster_configs(setting).items()])
 
 
-@experiment
+@cached()
 def cluster_runs(setting: Setting = SETTING) -> pd.DataFrame:
     """Every cluster configuration at each of ``cluster_loads`` of its own capacity and each
     cluster seed, read in the steady state against every per-token target of
@@ -373,7 +372,7 @@ def goodput(sweep: pd.DataFrame, attainment: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@experiment
+@cached()
 def goodput_by_target(setting: Setting = SETTING) -> pd.DataFrame:
     """DistServe's goodput (the highest rate at which the share of requests meeting both
     targets stays at its attainment) of every cluster configuration, per seed and per-token
@@ -389,7 +388,7 @@ def goodput_by_target(setting: Setting = SETTING) -> pd.DataFrame:
     return df
 
 
-@experiment
+@cached()
 def link_runs(prefill: int, decode: int, setting: Setting = SETTING) -> pd.DataFrame:
     """One disaggregated split at ``split_load`` of its capacity over the default link,
     served once over that link and once over a link of ``slow_link_GB_per_s``, on the

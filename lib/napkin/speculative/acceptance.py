@@ -24,7 +24,6 @@ cannot measure it (chapter 10 takes it from the papers).
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -86,7 +85,7 @@ def by_position() -> pd.DataFrame:
     return tables.load(POSITIONS_TABLE)
 
 
-@lru_cache(maxsize=8)
+@tables.cached()
 def decay_profile(method: str = "EAGLE", temperature: str = "0") -> tuple[float, ...]:
     """How a chain's acceptance falls with position, relative to the first: for each position
     the median over the ``method``'s models (at ``temperature``) of its rate over that model's

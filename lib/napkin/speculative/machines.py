@@ -35,13 +35,12 @@ position's, and later positions fall as EAGLE's published rates do
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import pandas as pd
 
 import numpy as np
 
-from .. import buying, catalog
+from .. import buying, catalog, tables
 from ..deployment import deploy
 from ..predict.calibration import Calibration
 from ..predict.engines import Engine
@@ -65,7 +64,7 @@ VIEWS = {"peak": "spec-sheet roofs", "llama.cpp": "llama.cpp's measured roofs (c
 BATCHES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 
 
-@lru_cache(maxsize=None)
+@tables.cached()
 def machine(name: str) -> buying.Machine:
     return buying.machine(name)
 
@@ -76,7 +75,7 @@ def _require_view(view: str) -> str:
     return view
 
 
-@lru_cache(maxsize=None)
+@tables.cached()
 def local_engine(name: str, model: str = MODEL, weights: str = WEIGHTS) -> Engine:
     """``model`` at ``weights`` on one machine, priced as llama.cpp runs it there: the
     weights' matmuls in the arithmetic its backend uses for them, attention in 16 bits."""

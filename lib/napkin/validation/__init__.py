@@ -32,7 +32,6 @@ fit), :mod:`~napkin.validation.report` (errors and bands), :mod:`~napkin.validat
 from __future__ import annotations
 
 from .. import tables
-from ..predict import calibration as _calibration
 from . import chapter, derive, fitting, report, rows, scoring
 from .chapter import (FRONTIER_CHIPS, FRONTIER_MODELS, PARAMETERS, benchmark_lengths,
                       decline_reasons, frontier_curves, frontier_gap, frontier_points,
@@ -50,18 +49,9 @@ from .rows import (ARGONNE, ARGONNE_TRAIN_GPUS, SERVING_METRICS, SOURCES, TP_CHO
 from .scoring import Prepared, predict_cases, predict_rows, prepare
 
 
-def refresh() -> None:
-    """Forget what this session computed from ``data/`` (the errors, the readers' tables),
-    so that rows dropped into the tables are read and scored afresh."""
-    for f in (report.scored, report._crossval_table, report._crossval, rows._aliases, rows._book_names,
-              rows._datasets, rows._configs, rows._context_limit, scoring._engine,
-              _calibration._published):
-        f.cache_clear()
-
-
 __all__ = [
     "predict_rows", "interpret", "fit", "errors", "scored", "error_table", "error_band",
-    "bands", "case_of", "crossval", "factor_stats", "seen_in", "peer_errors", "refresh", "all_cases", "mlperf",
+    "bands", "case_of", "crossval", "factor_stats", "seen_in", "peer_errors", "all_cases", "mlperf",
     "serving", "alias", "source_of", "group_of", "tables", "predict_cases", "prepare",
     "Prepared", "impossible", "usable", "Fit", "Structure", "STRUCTURES", "CALIBRATED",
     "ONE_NUMBER", "ESSAY", "PLAIN", "ABLATIONS", "TRIED", "BOUNDED_KINDS", "IMPOSSIBLE", "LOSS_SCALE",

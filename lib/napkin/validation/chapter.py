@@ -11,7 +11,7 @@ from ..predict import calibration as calib
 from ..predict.calibration import Calibration
 from ..predict.frontier import frontier
 from .. import catalog, tables
-from ..predict.experts import layout
+from .derive import RUN, at_pace
 from .fitting import ABLATIONS, CALIBRATED, TRIED
 from .report import bands, crossval, errors, factor_stats, peer_errors, scored
 from .rows import (all_cases, answer_spread, dataset, dataset_lengths,
@@ -20,9 +20,9 @@ from .rows import (all_cases, answer_spread, dataset, dataset_lengths,
 __all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_inflight", "CHAT_RUNS",
            "benchmark_lengths", "crossval_table", "decline_reasons", "EARNS", "FRONTIER_CHIPS",
            "frontier_curves", "frontier_gap", "FRONTIER_MODELS", "frontier_points",
-           "frontier_read", "held_out", "interactive_limits", "is_moe", "moe_chat_steps", "moe_interactive_band",
+           "frontier_read", "held_out", "interactive_limits", "moe_chat_steps", "moe_interactive_band",
            "PARAMETERS", "parameters_table", "PEER", "per_gpu_ratio", "per_gpu_ratio_by_round",
-           "PER_USER_KINDS", "RACK", "rack_layouts", "RACK_LAYOUTS", "regimes", "RUN", "SCENARIOS",
+           "RACK", "rack_layouts", "RACK_LAYOUTS", "regimes", "SCENARIOS",
            "server_over_offline", "server_over_offline_spread", "server_steps", "software_band",
            "speculative", "SPECULATIVE_NOTE", "stack_spread", "stats_by", "trades",
            "UNTRUSTED_MEDIAN", "UNTRUSTED_P90", "wide_reading_checks"]
@@ -313,7 +313,7 @@ def ablation_table() -> pd.DataFrame:
     pooled = stats_by(df, ["structure"]).set_index("structure")
     out = out.join(pooled[["n", "median", "p90"]].rename(
         columns={"median": "all_median", "p90": "all_p90"}))
-    moe = stats_by(df[df["model"].map(is_moe)], ["structure"]).set_index("structure")
+    moe = stats_by(df[df["model"].map(catalog.is_moe)], ["structure"]).set_index("structure")
     out = out.join(moe[["n", "median", "p90"]].rename(
         columns={"n": "moe_n", "median": "moe_median", "p90": "moe_p90"}))
     out["change"] = (out[list(SCENARIOS)] - out.loc[calib.MODEL, list(SCENARIOS)]).mean(axis=1)
@@ -349,11 +349,6 @@ def trades(ablation: pd.DataFrame, part: str) -> dict[str, list[str]]:
     return out
 
 
-def is_moe(model: str) -> bool:
-    """Whether a book model is a mixture of experts (its config routes to experts)."""
-    return bool(layout(catalog.config(model)))
-
-
 def regimes(min_rows: int = 10) -> pd.DataFrame:
     """Where not to trust the model: its cross-validated errors on a chip and model new together
     (:func:`napkin.validation.report.crossval`, case ``"new"``) per chip family, dense or
@@ -361,7 +356,7 @@ def regimes(min_rows: int = 10) -> pd.DataFrame:
     predictions are left out."""
     cv = crossval()
     cv = cv[(cv["structure"] == calib.MODEL) & (cv["case"] == "new")]
-    moe = {m: is_moe(m) for m in cv["model"].unique()}
+    moe = {m: catalog.is_moe(m) for m in cv["model"].unique()}
     cv = cv.assign(kind_of_model=cv["model"].map(lambda m: "mixture of experts" if moe[m]
                                                  else "dense"),
                    scenario_name=_scenario(cv).map(SCENARIOS), speculative=speculative(cv))
@@ -509,41 +504,34 @@ def server_steps(model: str = "DeepSeek-V3") -> pd.DataFrame:
                          "predicted_step_ms": step * 1e3})
 
 
-#: What makes one run of a published table: rows that share these are one measurement
-#: published in several forms (a total, a rate per GPU, a rate per user, a latency).
-RUN = ("chip", "engine", "input_tokens", "output_tokens", "batch", "dp", "draft_tokens")
-#: Rows that state the tokens a second each sequence saw.
-PER_USER_KINDS = ("closed_user_rate", "closed_user_rate_ctx")
-
-
-def moe_interactive_band(benchmark: str = "deepseek-r1") -> dict:
+def moe_interactive_band(benchmark: str = "deepseek-r1", kinds: tuple[str, ...] = ("model",)
+                         ) -> dict:
     """The calibrated model's error on a mixture of experts served at interactive pace: the
     runs whose sequences each saw at least one token per ``benchmark``'s MLPerf Interactive
-    limit on the time per output token (a run's per-user row says so; MLPerf's Interactive
-    rows are at that pace by their rules), predicted by the fits that left their model out
-    whole (the ``model`` folds, :func:`napkin.validation.report.crossval`). A run published
-    in several forms (a rate per user, a total, a latency) counts once, at the mean of its
-    rows' speed errors. Returns the rows, the runs (and those that drafted), the worst run, the
-    largest batch among them, the pace and the factor errors over runs
-    (:func:`napkin.validation.report.factor_stats`). The pace compares each run's mean rate
-    per user with a limit MLPerf states at the 99th percentile."""
+    limit on the time per output token, and MLPerf's Interactive rows
+    (:func:`napkin.validation.derive.at_pace`), predicted by the fits of the folds of
+    ``kinds`` (by default ``model``: the fits that left their model out whole; ``pace``: the
+    fit that saw no run at that pace). A run published in several forms (a rate per user, a
+    total, a latency) counts once, at the mean of its rows' speed errors. Returns the rows,
+    the runs (and those that drafted), the worst run, the largest batch among them, the pace
+    and the factor errors over runs (:func:`napkin.validation.report.factor_stats`). The
+    pace compares each run's mean rate per user with a limit MLPerf states at the 99th
+    percentile."""
     pace = 1.0 / interactive_limits(benchmark)[1]
-    cv = crossval(("model",))
+    cv = crossval(kinds)
     cv = cv[cv["structure"] == calib.MODEL]
-    cv = cv[cv["model"].map({m: is_moe(m) for m in cv["model"].unique()})]
+    cv = cv[cv["model"].map({m: catalog.is_moe(m) for m in cv["model"].unique()})]
     cases = all_cases().drop_duplicates(tables.ROW_ID).set_index(tables.ROW_ID)
     cv = cv.join(cases[["engine", "input_tokens", "output_tokens", "batch", "dp",
                         "draft_tokens"]], on=tables.ROW_ID)
-    key = pd.util.hash_pandas_object(cv[list(RUN)], index=False)
-    user = cv["kind"].isin(PER_USER_KINDS)
-    fast = set(key[user & (cv["measured"] >= pace)])
-    sel = cv[key.isin(fast) | (cv["scenario"] == "Interactive")]
-    drafted = sel["draft_tokens"].fillna(0) > 0
+    sel = cv[at_pace(cv, pace)]
+    key = pd.util.hash_pandas_object(sel[list(RUN)], index=False)
+    drafted = (sel["draft_tokens"].fillna(0) > 0).to_numpy()
     # a run's forms agree in speed (a latency's log ratio has the other sign): one per run
-    per_run = sel.groupby(key[sel.index])["speed"].mean()
+    per_run = sel.groupby(key.to_numpy())["speed"].mean()
     return {**factor_stats(per_run, per_run),
             "rows": len(sel), "runs": len(per_run),
-            "drafted_runs": int(key[sel.index[drafted.to_numpy()]].nunique()),
+            "drafted_runs": int(key[drafted].nunique()),
             "worst": float(np.exp(per_run.abs().max())) if len(sel) else math.nan,
             "largest_batch": float(sel["batch"].max()) if len(sel) else math.nan,
             "pace_tokens_per_s": pace, "benchmark": benchmark}

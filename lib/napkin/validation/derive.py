@@ -35,7 +35,7 @@ from .. import tables
 from ..predict.calibration import PARAMETERS_TABLE, PUBLISHED, STACKS_TABLE
 from .fitting import CALIBRATED, ONE_NUMBER, STRUCTURES, Fit, Structure, fit, usable
 from .rows import all_cases, mlperf
-from .scoring import predict_cases
+from .scoring import READS, predict_cases
 
 #: Where the derived rows come from: the script that fits them, in the book's repository.
 SHORT_SOURCE = "https://github.com/napkin-book/prefill-decode/blob/main/scripts/fit_step_model.py"
@@ -58,6 +58,11 @@ CHIP_FAMILIES = {"A100": ("A100 SXM", "A100 PCIe"), "H100": ("H100 SXM", "H100 P
 ROUNDS = ("v4.0", "v4.1", "v5.0", "v5.1")
 #: A model (or chip family) with fewer rows than this is not a fold of its own.
 MIN_FOLD_ROWS = 8
+#: What makes one run of a published table: rows that share these are one measurement
+#: published in several forms (a total, a rate per GPU, a rate per user, a latency).
+RUN = ("chip", "engine", "input_tokens", "output_tokens", "batch", "dp", "draft_tokens")
+#: Rows that state the tokens a second each sequence saw.
+PER_USER_KINDS = ("closed_user_rate", "closed_user_rate_ctx")
 
 Progress = Callable[[str], None]
 
@@ -68,6 +73,7 @@ def _quiet(message: str) -> None:
 
 # -- the rows --------------------------------------------------------------------------------
 
+@tables.cached(*READS)
 def rows() -> pd.DataFrame:
     """Every usable published row (:func:`napkin.validation.fitting.usable`) with its MLPerf
     round (blank for other sources), chip family and whether the fixed split trains on it."""
@@ -129,7 +135,9 @@ def folds(cases: pd.DataFrame) -> list[Fold]:
     - ``campaign``: one measurement campaign (a ``source``: Argonne, MLPerf, a vendor's or
       an engine's own tables) left out whole: who measured, how, and on which stacks;
     - ``stack``: one serving stack left out whole: a buyer's own stack, which no fold of
-      the kinds above hides.
+      the kinds above hides;
+    - ``pace``: every run served at interactive pace left out in one fold
+      (:func:`at_pace`): a fit that has never seen a sequence served that fast.
 
     Each kind with a column scores every row of a group of at least :data:`MIN_FOLD_ROWS`
     rows exactly once, so a band read from one kind counts each row once."""
@@ -146,7 +154,26 @@ def folds(cases: pd.DataFrame) -> list[Fold]:
     for length in sorted(cases.loc[argonne, "input_tokens"].unique()):
         test = argonne & (cases["input_tokens"] == length).to_numpy()
         out.append(Fold("length", f"{int(length)} prompt tokens", ~test, test))
-    return out + _column_folds(cases, (("campaign", "source"), ("stack", "stack")))
+    out += _column_folds(cases, (("campaign", "source"), ("stack", "stack")))
+    test = at_pace(cases, interactive_pace())
+    return out + [Fold("pace", "interactive", ~test, test)]
+
+
+def interactive_pace() -> float:
+    """Tokens a second each sequence sees under MLPerf's strictest Interactive limit on the
+    time per output token (DeepSeek-R1's, of ``data/mlperf_datasets.csv``)."""
+    limits = tables.load("mlperf_datasets")["tpot_limit_interactive_ms"]
+    return 1e3 / float(limits.min())
+
+
+def at_pace(cases: pd.DataFrame, pace: float) -> np.ndarray:
+    """The rows of runs served at interactive pace: MLPerf's Interactive scenario (under its
+    benchmark's limit, by its rules), and every form of a run (:data:`RUN`) whose rate per
+    user is ``pace`` tokens a second or more."""
+    key = pd.util.hash_pandas_object(cases[list(RUN)], index=False).to_numpy()
+    user = cases["kind"].isin(PER_USER_KINDS).to_numpy()
+    fast = set(key[user & (cases["measured"] >= pace).to_numpy()])
+    return np.isin(key, list(fast)) | (cases["scenario"] == "Interactive").to_numpy()
 
 
 def _column_folds(cases: pd.DataFrame, columns) -> list[Fold]:
@@ -265,6 +292,6 @@ def write(frames: dict[str, pd.DataFrame], overwrite: bool = False,
 
 
 __all__ = ["SOURCE", "CROSSVAL_TABLE", "TABLES", "FIXED", "CROSSVALIDATED", "CHIP_FAMILIES", "ROUNDS",
-           "MIN_FOLD_ROWS",
+           "MIN_FOLD_ROWS", "RUN", "PER_USER_KINDS", "interactive_pace", "at_pace",
            "Fold", "rows", "tpot_tail", "fit_on", "folds", "crossval", "fits",
            "fixed_split", "build", "destination", "write"]

@@ -12,17 +12,16 @@ per second, or less time) and below 1 less, whatever the row's unit.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
 from .. import tables
-from ..predict.calibration import MODEL, stored, stored_stacks
+from ..predict.calibration import MODEL, PARAMETERS_TABLE, STACKS_TABLE, stored, stored_stacks
 from .derive import CROSSVAL_TABLE, FIXED, rows
 from .fitting import STRUCTURES
 from .rows import group_of
-from .scoring import predict_cases, prepare
+from .scoring import READS, predict_cases, prepare
 
 __all__ = ["bands", "BANDS", "BUYER_FOLDS", "POOLED_FOLDS", "case_of", "CASES", "seen_in", "crossval", "error_band", "error_table", "errors",
            "factor_stats", "PEER_TABLE", "peer_errors", "scored", "with_rows"]
@@ -80,7 +79,11 @@ def _case_vs(train: pd.DataFrame, df: pd.DataFrame) -> np.ndarray:
     return np.array(["seen" if p in pairs else "new" for p in zip(df["chip"], df["model"])])
 
 
-@lru_cache(maxsize=2)
+#: Every table the scored rows depend on: the published rows and the stored fits.
+SCORED_READS = READS + (PARAMETERS_TABLE, STACKS_TABLE)
+
+
+@tables.cached(*SCORED_READS)
 def scored(fit: str = FIXED) -> pd.DataFrame:
     """Every usable row predicted by every structure stored for ``fit`` (long: one row per
     published row and structure), with its errors, group, split and case (``"seen"`` when
@@ -119,11 +122,6 @@ def error_table(by=("group",), frame: pd.DataFrame | None = None,
     return pd.DataFrame(out)
 
 
-@lru_cache(maxsize=1)
-def _crossval_table() -> pd.DataFrame:
-    return tables.load(CROSSVAL_TABLE)
-
-
 def with_rows(predictions: pd.DataFrame) -> pd.DataFrame:
     """Predictions of published rows (``table``, ``row_id``, ``predicted``) joined with each
     row's measurement, chip, model, family, stack and group, and their errors."""
@@ -133,9 +131,9 @@ def with_rows(predictions: pd.DataFrame) -> pd.DataFrame:
     return _errors(predictions.merge(cases, on=["table", tables.ROW_ID], how="inner"))
 
 
-@lru_cache(maxsize=4)
+@tables.cached(*SCORED_READS, CROSSVAL_TABLE)
 def _crossval(kinds: tuple[str, ...]) -> pd.DataFrame:
-    stored_cv = _crossval_table()
+    stored_cv = tables.load(CROSSVAL_TABLE)
     stored_cv = stored_cv[stored_cv["fold_kind"].isin(kinds)]
     folds = stored_cv[stored_cv["structure"] == MODEL][["fold_kind", "fold", "table",
                                                         tables.ROW_ID, "case"]]

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
-
+from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
@@ -38,6 +37,10 @@ SOURCES = {"mlcommons": "MLPerf", ARGONNE: "Argonne", "TensorRT-LLM": "TensorRT-
 #: What the plain and calibrated models are called in tables.
 MODELS = {"calibrated": "calibrated step model", "roofline": "plain roofline"}
 SECOND = {"s": 1.0, "ms": 1e3}
+#: Every table that reading the published rows depends on (with ``data/models/``' configs):
+#: what :func:`all_cases` is remembered against.
+READS = ("mlperf_llm", "serving_measurements", "validation_aliases", "mlperf_datasets",
+         "mlperf_system_configs", "hardware_specs", "models", "models/")
 
 
 
@@ -51,13 +54,13 @@ def serving() -> pd.DataFrame:
     return tables.load("serving_measurements")
 
 
-@lru_cache(maxsize=1)
+@tables.cached("validation_aliases")
 def _aliases() -> dict:
     df = tables.load("validation_aliases")
     out = {}
     for r in df.itertuples():
         out[(r.kind, r.name)] = r
-    return out
+    return MappingProxyType(out)
 
 
 #: Which of the book's own tables names each kind of thing a row can name.
@@ -74,11 +77,11 @@ class _BookName:
             self.peer_link_per_direction_GB_per_s = np.nan
 
 
-@lru_cache(maxsize=1)
-def _book_names() -> dict[str, set[str]]:
+@tables.cached("hardware_specs", "models")
+def _book_names() -> dict[str, frozenset[str]]:
     from .. import hardware
 
-    return {"chip": set(hardware.chips()), "model": set(catalog.names())}
+    return {"chip": frozenset(hardware.chips()), "model": frozenset(catalog.names())}
 
 
 def alias(kind: str, name) -> tuple[object, str]:
@@ -96,7 +99,7 @@ def alias(kind: str, name) -> tuple[object, str]:
     return row, ""
 
 
-@lru_cache(maxsize=1)
+@tables.cached("mlperf_datasets")
 def _datasets() -> pd.DataFrame:
     return tables.load("mlperf_datasets").set_index("benchmark_model")
 
@@ -128,7 +131,7 @@ def answer_spread(row: pd.Series) -> float:
     return float(ratio) if pd.notna(ratio) else 1.0
 
 
-@lru_cache(maxsize=1)
+@tables.cached("mlperf_system_configs")
 def _configs() -> dict:
     df = tables.load("mlperf_system_configs")
     return {(r.round, r.submitter, r.system, r.benchmark_model, r.scenario): r
@@ -144,7 +147,7 @@ def source_of(url) -> str:
 
 # -- reading a row ---------------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@tables.cached("models", "models/")
 def _context_limit(model: str) -> int:
     return kvcache.max_context_tokens(catalog.config(model))
 
@@ -497,8 +500,9 @@ def interpret(rows: pd.DataFrame) -> pd.DataFrame:
     cases["duplicate"] = _mark_duplicates(cases, rows) if reader is _read_mlperf else False
     return cases
 
+@tables.cached(*READS)
 def all_cases() -> pd.DataFrame:
-    """Every published row, read: MLPerf first, then the serving measurements; the columns of
+    """Every published row, read once per version of the tables it is read from (:data:`READS`): MLPerf first, then the serving measurements; the columns of
     :func:`interpret` plus ``table`` and ``row_id`` (the row's stable id in its table,
     :mod:`napkin.rowids`: what derived tables join on)."""
     m, s = mlperf(), serving()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Mapping
 
 import numpy as np
@@ -24,9 +23,9 @@ from ..predict.software import Stack
 from ..predict.serve import (closed_loop, decode_step_seconds, memory_batch, static_batch,
                              steady_step, under_limits)
 from ..predict.step import cost, decode_work
-from .. import catalog
+from .. import catalog, tables
 from ..predict.multitoken import accepted_tokens
-from .rows import DP_CHOICES, TP_CHOICES, interpret
+from .rows import DP_CHOICES, READS as ROW_READS, TP_CHOICES, interpret
 
 # -- predicting what each row measured -------------------------------------------------------
 
@@ -34,7 +33,15 @@ def _opt(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-@lru_cache(maxsize=None)
+#: Every table an engine is built from (:func:`napkin.predict.engines.engine`).
+ENGINE_READS = ("hardware_specs", "models", "models/", "scaleup_topology", "serving_links",
+                "serving_papers_claims")
+#: Every table that scoring the published rows depends on: what derived results are
+#: remembered against (:func:`napkin.tables.cached`).
+READS = tuple(dict.fromkeys(ROW_READS + ENGINE_READS + ("mtp_acceptance_length",)))
+
+
+@tables.cached(*ENGINE_READS)
 def _engine(chip, model, tp, pp, weights, kv, share, bw, cap, peer, dp=1):
     if dp > 1:
         return engine(chip, model, n_chips=dp, weights=weights, kv=kv, share_of_chip=share,
@@ -60,15 +67,9 @@ def _choices(c) -> list[tuple[str, int, int]]:
         return [("tp", int(c["tp"]), 1)]
     n = int(c["n_chips"])
     out = [("tp", t, 1) for t in TP_CHOICES if t * pp <= n and n % (t * pp) == 0]
-    if pp == 1 and _is_moe(c["model"]):
+    if pp == 1 and catalog.is_moe(c["model"]):
         out += [("dp-unstated", 1, d) for d in DP_CHOICES if d <= n and n % d == 0]
     return out
-
-
-@lru_cache(maxsize=None)
-def _is_moe(model: str) -> bool:
-    """Whether a book model is a mixture of experts (fewer parameters active than held)."""
-    return catalog.params(model, active=True) < catalog.params(model)
 
 
 @dataclass
@@ -95,14 +96,15 @@ def prepare(cases: pd.DataFrame) -> Prepared:
             key = (c["chip"], c["model"], tp, int(c["pp"]), c["weights"], c["kv"],
                    float(c["share"]), _opt(c["bandwidth_GB_per_s"]), _opt(c["capacity_GiB"]),
                    _opt(c["peer_GB_per_s"]), dp)
-            try:
-                e = _engine(*key)
-            except ValueError as err:
-                last = str(err)
-                continue
             if key not in keys:
-                keys[key] = len(engines)
-                engines.append(e)
+                try:
+                    engines.append(_engine(*key))
+                    keys[key] = len(engines) - 1
+                except ValueError as err:
+                    keys[key] = str(err)
+            if isinstance(keys[key], str):
+                last = keys[key]
+                continue
             case = c.copy()
             case["tp"], case["dp"], case["layout"] = float(tp), float(dp), layout
             case["engine"] = keys[key]
