@@ -205,7 +205,9 @@ def test_the_pace_fold_leaves_every_run_at_interactive_pace_out_of_its_fit():
     cases = v.derive.rows()
     pace = v.derive.interactive_pace()
     assert pace == pytest.approx(1e3 / 15)  # DeepSeek-R1's 15 ms, MLPerf's strictest
-    (fold,) = [f for f in v.derive.folds(cases) if f.kind == "pace"]
+    folds = v.derive.folds(cases)
+    assert {f.kind for f in folds} == set(v.report.FOLD_KINDS)
+    (fold,) = [f for f in folds if f.kind == "pace"]
     fast = v.derive.at_pace(cases, pace)
     assert (fold.test == fast).all() and not (fold.train & fast).any()
     assert fold.test[(cases["scenario"] == "Interactive").to_numpy()].all()
@@ -218,6 +220,10 @@ def test_the_pace_fold_leaves_every_run_at_interactive_pace_out_of_its_fit():
     by_model, by_pace = (v.chapter.moe_interactive_band(kinds=k) for k in (("model",),
                                                                            ("pace",)))
     assert by_pace["runs"] == by_model["runs"] > 0 and by_pace["rows"] == by_model["rows"]
+    with pytest.raises(ValueError, match="model folds"):  # a looser pace than the fold's
+        v.chapter.moe_interactive_band("gpt-oss-120b", kinds=("pace",))
+    with pytest.raises(ValueError, match="known: round"):
+        v.crossval(("nope",))
 
 
 def test_a_buyers_band_counts_each_row_once_and_is_kept_out_of_the_pooled_ones():

@@ -8,6 +8,7 @@ number cannot reach a chart. Nothing in napkin writes into ``data/``.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -37,8 +38,8 @@ def available() -> list[str]:
     return sorted(p.stem for p in data_dir().glob("*.csv"))
 
 
-@lru_cache(maxsize=None)
-def _read(path: Path, mtime: float) -> pd.DataFrame:
+@lru_cache(maxsize=256)
+def _read(path: Path, size: int, mtime_ns: int) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"source_url": str, "note": str}, keep_default_na=True)
 
 
@@ -56,8 +57,9 @@ def version(name: str) -> tuple:
     for a folder of ``data/`` named with a trailing ``/`` (``"models/"``), those of each of its
     files."""
     if name.endswith("/"):
-        with os.scandir(data_dir() / name) as found:
-            return tuple(sorted((e.name, *_stamp(e)) for e in found if e.is_file()))
+        folder = data_dir() / name
+        with os.scandir(folder) as found:
+            return (folder, *sorted((e.name, *_stamp(e)) for e in found if e.is_file()))
     path = data_dir() / f"{name.removesuffix('.csv')}.csv"
     try:
         return (path, *_stamp(path))
@@ -91,20 +93,30 @@ def cached(*names: str):
     a result drawn from many tables and asked for seldom). A table edited, a row dropped in,
     or another ``data/`` (``$NAPKIN_DATA``) is read afresh, with no cache to clear by hand.
     Each caller gets its own copy of the tables, lists and dicts in a result, so none can
-    change what the next one sees. The two newest versions are kept."""
+    change what the next one sees. A call is known by its arguments with the defaults filled
+    in (``f()`` and ``f(default)`` are one call); the two versions used last are kept."""
 
     def wrap(fn):
         store: dict = {}
+        signature = inspect.signature(fn)
+        plain = all(p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
+                    for p in signature.parameters.values())
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             key = versions(names)
-            remembered = store.get(key)
+            remembered = store.pop(key, None)
             if remembered is None:
                 if len(store) >= 2:
                     store.pop(next(iter(store)))
-                remembered = store[key] = {}
-            call = (args, tuple(sorted(kwargs.items())))
+                remembered = {}
+            store[key] = remembered  # the newest used last
+            if plain and not kwargs:
+                call = (args, ())
+            else:
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                call = (bound.args, tuple(sorted(bound.kwargs.items())))
             if call not in remembered:
                 remembered[call] = fn(*args, **kwargs)
             return _handed_out(remembered[call])
@@ -132,7 +144,7 @@ def _handed_out(value):
 def load(name: str) -> pd.DataFrame:
     """Load ``data/<name>.csv`` as a DataFrame (a copy: callers may modify it)."""
     path = path_of(name)
-    df = _read(path, path.stat().st_mtime)
+    df = _read(path, *_stamp(path))
     if "source_url" not in df.columns:
         raise ValueError(f"table {path.name} has no source_url column; every row needs a source")
     missing = df["source_url"].isna() | (df["source_url"].astype(str).str.strip() == "")
@@ -152,7 +164,7 @@ def row(name: str, column: str, key) -> pd.Series:
     return found.copy()
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=64)
 def _first_rows(name: str, column: str, stamp: tuple) -> dict:
     """Each key's first row of a table's ``column``, once per version of the table (models
     and claims are looked up by name thousands of times a chapter)."""

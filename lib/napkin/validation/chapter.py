@@ -11,7 +11,7 @@ from ..predict import calibration as calib
 from ..predict.calibration import Calibration
 from ..predict.frontier import frontier
 from .. import catalog, tables
-from .derive import RUN, at_pace
+from .derive import RUN, at_pace, interactive_pace
 from .fitting import ABLATIONS, CALIBRATED, TRIED
 from .report import bands, crossval, errors, factor_stats, peer_errors, scored
 from .rows import (all_cases, answer_spread, dataset, dataset_lengths,
@@ -20,7 +20,7 @@ from .rows import (all_cases, answer_spread, dataset, dataset_lengths,
 __all__ = ["ablation_table", "BASELINES", "baselines_table", "benchmark_inflight", "CHAT_RUNS",
            "benchmark_lengths", "crossval_table", "decline_reasons", "EARNS", "FRONTIER_CHIPS",
            "frontier_curves", "frontier_gap", "FRONTIER_MODELS", "frontier_points",
-           "frontier_read", "held_out", "interactive_limits", "moe_chat_steps", "moe_interactive_band",
+           "frontier_read", "held_out", "interactive_limits", "pace_check", "moe_chat_steps", "moe_interactive_band",
            "PARAMETERS", "parameters_table", "PEER", "per_gpu_ratio", "per_gpu_ratio_by_round",
            "RACK", "rack_layouts", "RACK_LAYOUTS", "regimes", "SCENARIOS",
            "server_over_offline", "server_over_offline_spread", "server_steps", "software_band",
@@ -518,6 +518,10 @@ def moe_interactive_band(benchmark: str = "deepseek-r1", kinds: tuple[str, ...] 
     pace compares each run's mean rate per user with a limit MLPerf states at the 99th
     percentile."""
     pace = 1.0 / interactive_limits(benchmark)[1]
+    if "pace" in kinds and pace < interactive_pace():
+        raise ValueError(f"the pace fold holds the runs at {interactive_pace():.1f} tokens/s "
+                         f"per user or more, and {benchmark}'s limit asks {pace:.1f}: read "
+                         "its band from the model folds")
     cv = crossval(kinds)
     cv = cv[cv["structure"] == calib.MODEL]
     cv = cv[cv["model"].map({m: catalog.is_moe(m) for m in cv["model"].unique()})]
@@ -535,6 +539,25 @@ def moe_interactive_band(benchmark: str = "deepseek-r1", kinds: tuple[str, ...] 
             "worst": float(np.exp(per_run.abs().max())) if len(sel) else math.nan,
             "largest_batch": float(sel["batch"].max()) if len(sel) else math.nan,
             "pace_tokens_per_s": pace, "benchmark": benchmark}
+
+
+def pace_check() -> pd.DataFrame:
+    """The rows served at interactive pace (the ``pace`` fold's), dense and mixture of
+    experts, each predicted twice by the calibrated model: by the fit that left its model
+    out (``model`` folds) and by the fit that saw no row at that pace (``pace`` fold); rows,
+    median and 90th-percentile factor errors and bias of each."""
+    pace = crossval(("pace",))
+    pace = pace[pace["structure"] == calib.MODEL]
+    model = crossval(("model",))
+    model = model[model["structure"] == calib.MODEL].merge(
+        pace[["table", tables.ROW_ID]], on=["table", tables.ROW_ID])
+    out = []
+    for fold, frame in (("model", model), ("pace", pace)):
+        kind = frame["model"].map(lambda m: "mixture of experts" if catalog.is_moe(m)
+                                  else "dense")
+        stats = stats_by(frame.assign(kind_of_model=kind), ["kind_of_model"])
+        out.append(stats.set_index("kind_of_model").add_prefix(f"{fold}_"))
+    return out[0].join(out[1]).reset_index().sort_values("kind_of_model", ignore_index=True)
 
 
 #: Batched runs of a mixture of experts at a chat pace, each with the recipe it ran.

@@ -35,6 +35,8 @@ BANDS = {"offline": ("MLPerf Offline",),
 #: The folds the ``"new"``, ``"seen"`` and ``"all"`` cases pool (a row scored in several
 #: counts once per fold): a new chip family, model, MLPerf round or prompt length.
 POOLED_FOLDS = ("round", "chip family", "model", "length")
+#: Every kind of fold :func:`napkin.validation.derive.folds` makes.
+FOLD_KINDS = POOLED_FOLDS + ("campaign", "stack", "pace")
 #: The buyer's cases: one fold kind each, which scores every row once
 #: (:func:`napkin.validation.derive.folds`), and the rows of it read: ``"new stack"`` is a
 #: buyer's question, a chip and model the fit has not seen together, on a stack it has not
@@ -151,8 +153,15 @@ def crossval(kinds=POOLED_FOLDS) -> pd.DataFrame:
     folds`; by default those the ``"new"``, ``"seen"`` and ``"all"`` cases pool): those
     :func:`napkin.validation.derive.crossval` stored for the fitted structures, and for the
     structures that fit nothing (the essay's rule, the plain roofline) their predictions of
-    the same rows in the same folds; each with its row's measurement, group and errors."""
-    return _crossval(tuple(kinds))
+    the same rows in the same folds; each with its row's measurement, group and errors.
+    ``kinds`` is one fold kind or several."""
+    kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    known = FOLD_KINDS
+    unknown = [k for k in kinds if k not in known]
+    if unknown:
+        raise ValueError(f"no fold kind {', '.join(map(repr, unknown))} in "
+                         f"data/{CROSSVAL_TABLE}.csv; known: {', '.join(known)}")
+    return _crossval(kinds)
 
 
 def _in_case(case: str, frame: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Mapping
 import numpy as np
 import pandas as pd
 
@@ -37,10 +39,6 @@ SOURCES = {"mlcommons": "MLPerf", ARGONNE: "Argonne", "TensorRT-LLM": "TensorRT-
 #: What the plain and calibrated models are called in tables.
 MODELS = {"calibrated": "calibrated step model", "roofline": "plain roofline"}
 SECOND = {"s": 1.0, "ms": 1e3}
-#: Every table that reading the published rows depends on (with ``data/models/``' configs):
-#: what :func:`all_cases` is remembered against.
-READS = ("mlperf_llm", "serving_measurements", "validation_aliases", "mlperf_datasets",
-         "mlperf_system_configs", "hardware_specs", "models", "models/")
 
 
 
@@ -54,17 +52,46 @@ def serving() -> pd.DataFrame:
     return tables.load("serving_measurements")
 
 
-@tables.cached("validation_aliases")
-def _aliases() -> dict:
-    df = tables.load("validation_aliases")
-    out = {}
-    for r in df.itertuples():
-        out[(r.kind, r.name)] = r
-    return MappingProxyType(out)
-
-
 #: Which of the book's own tables names each kind of thing a row can name.
 _BOOK_KIND = {"accelerator": "chip", "gpu": "chip", "model": "model", "benchmark": "model"}
+#: The tables a row is read against (beside the row's own table).
+REFERENCE = ("validation_aliases", "hardware_specs", "models", "models/", "mlperf_datasets",
+             "mlperf_system_configs")
+#: Every table that reading the published rows depends on: what :func:`all_cases` is
+#: remembered against.
+READS = ("mlperf_llm", "serving_measurements") + REFERENCE
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a published row is read against, read once per version of :data:`REFERENCE`
+    (:func:`reference`) and shared read-only: the aliases by (kind, name), the book's own
+    chip and model names, MLPerf's datasets by benchmark, the submissions' configs by
+    (round, submitter, system, benchmark, scenario) and each book model's context limit."""
+
+    aliases: Mapping
+    book_names: Mapping
+    datasets: Mapping
+    configs: Mapping
+    context_limits: Mapping
+
+
+@tables.cached(*REFERENCE)
+def reference() -> Reference:
+    from .. import hardware
+
+    datasets = tables.load("mlperf_datasets").set_index("benchmark_model")
+    configs = tables.load("mlperf_system_configs")
+    return Reference(
+        aliases=MappingProxyType({(r.kind, r.name): r
+                                  for r in tables.load("validation_aliases").itertuples()}),
+        book_names=MappingProxyType({"chip": frozenset(hardware.chips()),
+                                     "model": frozenset(catalog.names())}),
+        datasets=MappingProxyType({name: datasets.loc[name] for name in datasets.index}),
+        configs=MappingProxyType({(r.round, r.submitter, r.system, r.benchmark_model,
+                                   r.scenario): r for r in configs.itertuples()}),
+        context_limits=MappingProxyType({m: kvcache.max_context_tokens(catalog.config(m))
+                                         for m in catalog.names()}))
 
 
 class _BookName:
@@ -77,21 +104,15 @@ class _BookName:
             self.peer_link_per_direction_GB_per_s = np.nan
 
 
-@tables.cached("hardware_specs", "models")
-def _book_names() -> dict[str, frozenset[str]]:
-    from .. import hardware
-
-    return {"chip": frozenset(hardware.chips()), "model": frozenset(catalog.names())}
-
-
-def alias(kind: str, name) -> tuple[object, str]:
+def alias(kind: str, name, ref: Reference | None = None) -> tuple[object, str]:
     """The alias row of ``name`` (or None) and, when it is missing or declined, why. A name
     the book itself uses (a chip of ``data/hardware_specs.csv``, a model of
     ``data/models.csv``) is read as that chip or model without an alias row."""
+    ref = ref or reference()
     text = str(name).strip()
-    row = _aliases().get((kind, text))
+    row = ref.aliases.get((kind, text))
     if row is None:
-        if text in _book_names()[_BOOK_KIND[kind]]:
+        if text in ref.book_names[_BOOK_KIND[kind]]:
             return _BookName(text), ""
         return None, f"unknown {kind} {name!r} (not in data/validation_aliases.csv)"
     if pd.isna(row.book_name):
@@ -99,20 +120,15 @@ def alias(kind: str, name) -> tuple[object, str]:
     return row, ""
 
 
-@tables.cached("mlperf_datasets")
-def _datasets() -> pd.DataFrame:
-    return tables.load("mlperf_datasets").set_index("benchmark_model")
-
-
 def dataset(benchmark: str) -> pd.Series:
     """An MLPerf benchmark's row of ``data/mlperf_datasets.csv`` (``llama2-70b`` reads its
     ``-99`` accuracy target's row)."""
-    d = _datasets()
+    d = reference().datasets
     for name in (benchmark, f"{benchmark}-99"):
-        if name in d.index:
-            return d.loc[name]
+        if name in d:
+            return d[name].copy()
     raise ValueError(f"no MLPerf benchmark {benchmark!r} in data/mlperf_datasets.csv; "
-                     f"known: {', '.join(d.index)}")
+                     f"known: {', '.join(d)}")
 
 
 def dataset_lengths(row: pd.Series) -> tuple[float, float]:
@@ -131,13 +147,6 @@ def answer_spread(row: pd.Series) -> float:
     return float(ratio) if pd.notna(ratio) else 1.0
 
 
-@tables.cached("mlperf_system_configs")
-def _configs() -> dict:
-    df = tables.load("mlperf_system_configs")
-    return {(r.round, r.submitter, r.system, r.benchmark_model, r.scenario): r
-            for r in df.itertuples()}
-
-
 def source_of(url) -> str:
     for key, label in SOURCES.items():
         if key in str(url):
@@ -146,11 +155,6 @@ def source_of(url) -> str:
 
 
 # -- reading a row ---------------------------------------------------------------------------
-
-@tables.cached("models", "models/")
-def _context_limit(model: str) -> int:
-    return kvcache.max_context_tokens(catalog.config(model))
-
 
 _INT = re.compile(r"^\s*~?(\d[\d,]*)\s*([kK])?")
 
@@ -230,7 +234,7 @@ def _mlperf_formats(r, chip: str, config) -> tuple[str | None, str, str]:
     return None, "", f"weight format {r.precision!r} not modelled"
 
 
-def _read_mlperf(r) -> dict:
+def _read_mlperf(r, ref: Reference) -> dict:
     out = _blank()
     out.update(source="MLPerf", scenario=str(r.scenario), measured=float(r.value),
                system=f"{r.submitter}: {r.system}", n_chips=float(r.n_accelerators))
@@ -238,21 +242,21 @@ def _read_mlperf(r) -> dict:
     if str(r.division).strip() != "closed":
         out["reason"] = "open division: the model or its weights were changed"
         return out
-    acc, why = alias("accelerator", r.accelerator)
+    acc, why = alias("accelerator", r.accelerator, ref)
     if acc is None:
         out["reason"] = why
         return out
     _device(out, acc)
     _stack(out, r.software)
-    bench, why = alias("benchmark", r.benchmark_model)
-    if bench is None or r.benchmark_model not in _datasets().index:
+    bench, why = alias("benchmark", r.benchmark_model, ref)
+    if bench is None or r.benchmark_model not in ref.datasets:
         out["reason"] = why or f"no dataset lengths for {r.benchmark_model}"
         return out
     out["model"] = bench.book_name
-    data = _datasets().loc[r.benchmark_model]
+    data = ref.datasets[r.benchmark_model]
     out["input_tokens"], out["output_tokens"] = dataset_lengths(data)
     out["inflight"] = answer_spread(data)
-    config = _configs().get((r.round, r.submitter, r.system, r.benchmark_model, r.scenario))
+    config = ref.configs.get((r.round, r.submitter, r.system, r.benchmark_model, r.scenario))
     weights, kv, why = _mlperf_formats(r, out["chip"], config)
     if weights is None:
         out["reason"] = why or "weight format of the config not modelled"
@@ -375,7 +379,7 @@ def _read_decode_pool(out: dict, r) -> dict:
     return out
 
 
-def _read_serving(r) -> dict:
+def _read_serving(r, ref: Reference) -> dict:
     out = _blank()
     out.update(source=source_of(r.source_url), measured=float(r.value),
                system=f"{r.engine}: {r.gpu}")
@@ -396,13 +400,13 @@ def _read_serving(r) -> dict:
     if "not stated" in unit and _leading_int(r.n_gpus) != 1:
         out["reason"] = f"unit {r.unit!r}: per GPU or for all of them is not stated"
         return out
-    gpu, why = alias("gpu", r.gpu)
+    gpu, why = alias("gpu", r.gpu, ref)
     if gpu is None:
         out["reason"] = why
         return out
     _device(out, gpu)
     _stack(out, r.engine)
-    model, why = alias("model", r.model)
+    model, why = alias("model", r.model, ref)
     if model is None:
         out["reason"] = why
         return out
@@ -442,7 +446,7 @@ def _read_serving(r) -> dict:
         out["reason"] = "input or output length not stated"
         return out
     out["input_tokens"], out["output_tokens"] = float(i), float(o)
-    limit = _context_limit(out["model"])
+    limit = ref.context_limits[out["model"]]
     if not kind.startswith("itl") and i + o > limit:
         out["reason"] = (f"{i:,} + {o:,} tokens exceed {out['model']}'s context of {limit:,}: "
                          "the run cannot have generated what the row says")
@@ -488,10 +492,10 @@ def interpret(rows: pd.DataFrame) -> pd.DataFrame:
         raise ValueError("rows must have the columns of mlperf_llm.csv (accelerator, "
                          "benchmark_model, ...) or of serving_measurements.csv (gpu, metric, "
                          "...)")
-    out = []
+    out, ref = [], reference()
     for r in rows.itertuples():
         try:
-            out.append(reader(r))
+            out.append(reader(r, ref))
         except (ValueError, TypeError, KeyError, AttributeError) as err:
             case = _blank()
             case["reason"] = f"row not readable: {err}"
