@@ -209,17 +209,8 @@ glue_all({
     "spark_fp8_measured": measured_fp8 / TFLOPS,
     "spark_fp8_measured_share": measured_fp8 / spark.peak("fp8").flops_per_s,
 })
-glue_markdown("spark_fp8_verdict",
-              "more than a GeForce-style GPU could reach with either accumulator, so DGX "
-              "Spark's FP8 does not follow GeForce"
-              if measured_fp8 > geforce_style_fp8_fp16acc else
-              "more than a GeForce-style GPU could reach with FP32 accumulate, but not more "
-              "than with FP16 accumulate. The data row records the rate and that the GEMM ran "
-              "in CUTLASS, not which precision it accumulated in, and the argument needs FP32: "
-              "only if it accumulated in FP32 does DGX Spark's FP8 not follow GeForce"
-              if measured_fp8 > geforce_style_fp8 else
-              "within what a GeForce-style GPU could reach, so it does not settle which "
-              "pattern DGX Spark's FP8 follows")
+# the prose: above the GeForce-style FP32-accumulate rate, within the FP16-accumulate one
+assert geforce_style_fp8 < measured_fp8 <= geforce_style_fp8_fp16acc
 by_arith = ridges.pivot_table(index="chip", columns="arithmetic", values="ridge_flop_per_byte")
 dense_fp16 = by_arith["fp16"]
 fp16_derived = ridges[ridges["arithmetic"] == "fp16"].set_index("chip")["derived"]
@@ -272,8 +263,11 @@ markers = pd.DataFrame({
 #   measured on GB10 reached {glue:text}`spark_fp8_measured:,.0f` TFLOPS
 #   ({glue:text}`spark_fp8_measured_share:.0%` of the derived figure; a community measurement
 #   on NVIDIA's developer forum, `data/hardware_specs.csv`),
-#   {glue:md}`spark_fp8_verdict`; no measurement in the data settles its FP16 with FP32
-#   accumulate. Hollow points and dotted lines mark derived figures.
+#   more than a GeForce-style GPU could reach with FP32 accumulate, but not more than with
+#   FP16 accumulate. The data row records the rate and that the GEMM ran in CUTLASS, not
+#   which precision it accumulated in, and the argument needs FP32: only if it accumulated in
+#   FP32 does DGX Spark's FP8 not follow GeForce. No measurement in the data settles its FP16
+#   with FP32 accumulate. Hollow points and dotted lines mark derived figures.
 
 # %%
 wide = ridges.pivot_table(index="chip", columns="arithmetic", values="flops_per_s") / TFLOPS
@@ -498,9 +492,8 @@ glue_all({
 b_star_cal = predict_step.compute_bound_batch(served, 0)
 glue("b_star_cal", b_star_cal)
 b_star_roof = h100.ridge / roofline.matmul_intensity(1)
-glue_markdown("crossover_verdict", "the essay's crossover stands" if abs(
-    b_star_cal / b_star_roof - 1) < 0.05 else f"the crossover moves from the datasheet's "
-    f"{b_star_roof:.0f}")
+glue("b_star_roof", b_star_roof)
+assert abs(b_star_cal / b_star_roof - 1) < 0.05  # the prose: the essay's crossover stands
 
 # %% [markdown]
 # How far to trust these bounds, chapter 9 measures. On MLPerf Offline results whose chip and
@@ -514,7 +507,8 @@ glue_markdown("crossover_verdict", "the essay's crossover stands" if abs(
 # the published rows for a share of peak FLOP/s apart from the share of peak bandwidth, so
 # one share scales both roofs alike, and the model's own verdict (the batch at which its
 # step turns compute-bound, `napkin.predict.step.compute_bound_batch`) is a batch of
-# {glue:text}`b_star_cal:d` for weights-only decode: {glue:md}`crossover_verdict`.
+# {glue:text}`b_star_cal:d` for weights-only decode, against the datasheet's
+# {glue:text}`b_star_roof:.0f`: the essay's crossover stands.
 
 # %% [markdown]
 # ## What batching cannot amortise

@@ -502,13 +502,7 @@ glue("cal_share", fit["bandwidth_share"])
 same = all(calibrated[c][k] == turns[c][k] for c in capacity.DATACENTER
            for k in ("turn_tokens", "never_beyond_tokens"))
 one_share = fit["bandwidth_share"] == fit["compute_share"]
-glue_markdown("cal_turn_verdict",
-              "the same contexts as the roofline, because its fit reaches one share of both "
-              "peaks, and a share that scales both roofs alike leaves every ridge where it was "
-              "(its fixed costs per step slow every batch but bind neither roof)"
-              if same and one_share else
-              "other contexts than the roofline's, because its shares of the two peaks "
-              "differ, which moves the ridge it sees")
+assert same and one_share  # the prose: the same contexts, one share of both peaks
 assert all(t["never_beyond_tokens"] < short for t in calibrated.values())
 
 # %% [markdown]
@@ -571,7 +565,9 @@ assert capacity_check.verdict == "inconsistent" and capacity_check.conclusion_ho
 # {glue:text}`cal_h100_turn:,d` tokens on an H100 and finds no such batch from
 # {glue:text}`cal_h100_never:,d` ({glue:text}`cal_h200_turn:,d` and
 # {glue:text}`cal_h200_never:,d` on the H200, {glue:text}`cal_b200_turn:,d` and
-# {glue:text}`cal_b200_never:,d` on the B200): {glue:md}`cal_turn_verdict`.
+# {glue:text}`cal_b200_never:,d` on the B200): the same contexts as the roofline, because
+# its fit reaches one share of both peaks, and a share that scales both roofs alike leaves
+# every ridge where it was (its fixed costs per step slow every batch but bind neither roof).
 #
 # Set that against the essay's whole sentence: "Long context turns a bandwidth problem into a
 # capacity problem, and the capacity problem caps your batch size, which drags you back onto

@@ -199,9 +199,9 @@ def test_bands_are_factors_for_each_scenario_and_case_and_refuse_unknown_ones():
 
 
 def test_the_pace_fold_leaves_every_run_at_interactive_pace_out_of_its_fit():
-    """One fold scores every row served at interactive pace (MLPerf's Interactive scenario,
-    and every form of a run whose rate per user reaches the strictest limit's pace), and its
-    fit sees none of them; the band read from it is the same runs as the model folds'."""
+    """One fold scores what ran under interactive limits (MLPerf's Interactive scenario, and
+    every form of a run that publishes a rate per user of the strictest limit's pace), and
+    its fit sees none of them; the band read from it is the same runs as the model folds'."""
     cases = v.derive.rows()
     pace = v.derive.interactive_pace()
     assert pace == pytest.approx(1e3 / 15)  # DeepSeek-R1's 15 ms, MLPerf's strictest

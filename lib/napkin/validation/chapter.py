@@ -511,7 +511,7 @@ def moe_interactive_band(benchmark: str = "deepseek-r1", kinds: tuple[str, ...] 
     limit on the time per output token, and MLPerf's Interactive rows
     (:func:`napkin.validation.derive.at_pace`), predicted by the fits of the folds of
     ``kinds`` (by default ``model``: the fits that left their model out whole; ``pace``: the
-    fit that saw no run at that pace). A run published in several forms (a rate per user, a
+    fit that saw no row of :func:`napkin.validation.derive.at_pace`). A run published in several forms (a rate per user, a
     total, a latency) counts once, at the mean of its rows' speed errors. Returns the rows,
     the runs (and those that drafted), the worst run, the largest batch among them, the pace
     and the factor errors over runs (:func:`napkin.validation.report.factor_stats`). The

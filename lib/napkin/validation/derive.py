@@ -136,8 +136,9 @@ def folds(cases: pd.DataFrame) -> list[Fold]:
       an engine's own tables) left out whole: who measured, how, and on which stacks;
     - ``stack``: one serving stack left out whole: a buyer's own stack, which no fold of
       the kinds above hides;
-    - ``pace``: every run served at interactive pace left out in one fold
-      (:func:`at_pace`): a fit that has never seen a sequence served that fast.
+    - ``pace``: what ran under interactive limits left out in one fold (:func:`at_pace`):
+      MLPerf's Interactive rows and every run that publishes its pace, whatever the model
+      (runs that publish only a latency or a static batch's time stay in).
 
     Each kind with a column scores every row of a group of at least :data:`MIN_FOLD_ROWS`
     rows exactly once, so a band read from one kind counts each row once."""
@@ -167,9 +168,9 @@ def interactive_pace() -> float:
 
 
 def at_pace(cases: pd.DataFrame, pace: float) -> np.ndarray:
-    """The rows of runs served at interactive pace: MLPerf's Interactive scenario (under its
-    benchmark's limit, by its rules), and every form of a run (:data:`RUN`) whose rate per
-    user is ``pace`` tokens a second or more."""
+    """The rows of runs that say they were served at interactive pace: MLPerf's Interactive
+    scenario (under its own benchmark's limit, by its rules), and every form of a run
+    (:data:`RUN`) that publishes a rate per user of ``pace`` tokens a second or more."""
     key = pd.util.hash_pandas_object(cases[list(RUN)], index=False).to_numpy()
     user = cases["kind"].isin(PER_USER_KINDS).to_numpy()
     fast = set(key[user & (cases["measured"] >= pace).to_numpy()])
