@@ -721,16 +721,10 @@ lead = rates[best_colocated] / rates[best_split]
 overlap = (g2.loc[best_colocated, "goodput_req_per_s_min"] <=
            g2.loc[best_split, "goodput_req_per_s_max"]) and (
     g2.loc[best_split, "goodput_req_per_s_min"] <= g2.loc[best_colocated, "goodput_req_per_s_max"])
-glue_markdown("colocated_vs_split", (
-    f"the best colocated setup ({sv.describe(best_colocated)}) and the best split "
-    f"({best_split.lower()}) serve about the same, their medians {lead:.2f}× apart and "
-    "their seeds' ranges overlapping" + (", a margin inside the step model's median error"
-                                         if max(lead, 1 / lead) < band["median"] else "")
-    if overlap else
-    f"the best colocated setup ({sv.describe(best_colocated)}) serves {lead:.2f}× what the "
-    "best split does" if lead >= 1 else
-    f"the best split serves {1 / lead:.2f}× what the best colocated setup "
-    f"({sv.describe(best_colocated)}) does"))
+glue_markdown("best_colocated", sv.describe(best_colocated))
+glue("colocated_lead", lead)
+# the prose: about the same, the seeds' ranges overlapping, inside the model's median error
+assert overlap and max(lead, 1 / lead) < band["median"]
 assert not g2["missed"].any()
 
 # %% [markdown]
@@ -757,7 +751,10 @@ assert not g2["missed"].any()
 # {glue:text}`sarathi_high:.1f`× the serving capacity of vLLM, for Mistral-7B on one A100 and
 # Yi-34B on two, under its own latency targets. Models, hardware, baselines and targets all
 # differ from this simulation's. Between the two fixes, at the book's target,
-# {glue:md}`colocated_vs_split`. A split pays for its pools in stranded capacity whenever they do not match
+# the best colocated setup ({glue:md}`best_colocated`) and the best split
+# ({glue:md}`best_split`) serve about the same, their medians
+# {glue:text}`colocated_lead:.2f`× apart and their seeds' ranges overlapping, a margin
+# inside the step model's median error (x{glue:text}`band_median:.2f`). A split pays for its pools in stranded capacity whenever they do not match
 # the traffic: with the {glue:md}`worst_split` split the goodput is
 # {glue:text}`rate_worst_split:.1f` requests per second.
 
@@ -775,10 +772,8 @@ order = {f: [c for c in sorted(configs, key=lambda c: -gs.loc[(f, c), "goodput_r
          for f in S.tpot_slo_factors}
 glue_markdown("tight_order", ", then ".join(c.lower() for c in order[tight][:3]))
 glue_markdown("loose_order", ", then ".join(c.lower() for c in order[loose][:3]))
-glue_markdown("order_holds", "The order of the first three is the same at every target"
-              if len({tuple(v[:3]) for v in order.values()}) == 1 else
-              "The order changes with the target, so the choice between these setups rests "
-              "on the per-token target a service sets")
+# the prose: the order of the first three changes with the target
+assert len({tuple(v[:3]) for v in order.values()}) > 1
 
 # %% [markdown]
 # The ranking rests on this book's per-token target. The table reads the same runs at a
@@ -799,7 +794,9 @@ tables.styled(pivot, "table-serving-targets", {
 # %% [markdown]
 # At {glue:text}`tight_factor:.1f`× the bare step ({glue:text}`tight_ms:.0f` ms per token)
 # the most goodput comes from {glue:md}`tight_order`; at {glue:text}`loose_factor:.0f`×
-# ({glue:text}`loose_ms:.0f` ms), from {glue:md}`loose_order`. {glue:md}`order_holds`.
+# ({glue:text}`loose_ms:.0f` ms), from {glue:md}`loose_order`. The order changes
+# with the target, so the choice between these setups rests on the per-token target a
+# service sets.
 #
 # The next table shows every setup at {glue:text}`split_load:.0%` of its own capacity.
 

@@ -372,25 +372,17 @@ glue_all({
 # x{glue:text}`untrusted_p90:.0f`):
 
 # %% tags=["hide-input"]
-# a column of the speculative runs the model cannot read, where a regime holds any
-unread = regimes["speculative_share"].max() > 0
-glue_markdown("speculative_column", (
-    "The last column is the share of a regime's predictions whose published rows ran "
-    "speculative decoding the model cannot describe (their notes say so): it reads the drafts "
-    "of a row that states its multi-token prediction (below) and makes one token per step for "
-    "any other.") if unread else (
-    "No regime holds a row that ran speculative decoding the model cannot read: the rows "
-    "that ran multi-token prediction state their drafts, and the model reads them (below)."))
-unread_column = {"speculative_share": "Unread speculative decoding"} if unread else {}
+# the prose: no regime holds a row of speculative decoding that the model cannot read
+assert regimes["speculative_share"].max() == 0
 tables.styled(regimes, "table-validation-regimes", {
     "family": "Chip family", "kind_of_model": "Model", "scenario_name": "Rows",
     "n": "Predictions", "median": "Median factor", "p90": "90th pct factor",
-    "bias": "Speed bias"} | unread_column,
-    formats={"n": "{:,}", "median": "x{:.2f}", "p90": "x{:.2f}", "bias": "x{:.2f}"} |
-    {c: "{:.0%}" for c in unread_column})
+    "bias": "Speed bias"},
+    formats={"n": "{:,}", "median": "x{:.2f}", "p90": "x{:.2f}", "bias": "x{:.2f}"})
 
 # %% [markdown]
-# {glue:md}`speculative_column`
+# No regime holds a row that ran speculative decoding the model cannot read: the rows that
+# ran multi-token prediction state their drafts, and the model reads them (below).
 #
 # (sec-validation-rack)=
 # ### A rack serving a mixture of experts at chat speed

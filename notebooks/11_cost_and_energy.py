@@ -689,11 +689,10 @@ glue_all({
     "amd_eff_low": min(amd_stacks),
     "amd_eff_high": max(amd_stacks),
 })
-ends = (f"{mi_usd['usd_per_mtok_high']:.2f} at the MI300X's dear end, "
-        f"{best['usd_per_mtok_low']:.2f} at the cheap end of {chapter.way_name(best)}")
-glue_markdown("mi_verdict", f"the two ranges overlap ({ends}), so the order is not settled "
-              "by this model" if mi_overlap else f"the ranges do not overlap ({ends}), so the "
-              "order survives the model's error at both ends")
+glue_all({"mi_dear_end": mi_usd["usd_per_mtok_high"],
+          "mi_best_cheap_end": best["usd_per_mtok_low"]})
+glue_markdown("mi_best_way", chapter.way_name(best))
+assert mi_overlap  # the prose: the two ranges overlap
 
 # %% [markdown]
 # One chip the data price is left out of the table: AMD's MI300X, rented at
@@ -707,7 +706,9 @@ glue_markdown("mi_verdict", f"the two ranges overlap ({ends}), so the order is n
 # {glue:text}`mi_speed:.1f` tokens a second each for {glue:text}`mi_usd:.2f` dollars per
 # million output tokens ({glue:text}`mi_low:.2f` to {glue:text}`mi_high:.2f`), while the
 # table's cheapest way costs {glue:text}`mi_vs_best:.1f` times as much; but
-# {glue:md}`mi_verdict`. It is priced on the typical serving stack, and chapter 9's fit puts
+# the two ranges overlap ({glue:text}`mi_dear_end:.2f` at the MI300X's dear end,
+# {glue:text}`mi_best_cheap_end:.2f` at the cheap end of {glue:md}`mi_best_way`), so the
+# order is not settled by this model. It is priced on the typical serving stack, and chapter 9's fit puts
 # the stacks it has seen on AMD's chips at {glue:text}`amd_eff_low:.2f` to
 # {glue:text}`amd_eff_high:.2f` times the typical stack's share of peak: on such a stack the
 # MI300X's price would be higher than this. One chip holds the weights and all those users'
