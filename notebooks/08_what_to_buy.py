@@ -1061,9 +1061,7 @@ glue_all({
     "many_req_order": ", ".join(f"{m} {v:.2f}" for m, v in zip(
     by_request["machine"], by_request["request_per_user_mid_tok_per_s"])),
 })
-glue_markdown("many_req_verdict", f"the {desk['machine']} still serves them fastest"
-              if req_lead["machine"] == desk["machine"] else
-              f"the {req_lead['machine']}, not the {desk['machine']}, serves them fastest")
+assert req_lead["machine"] != desk["machine"]  # the prose: another machine serves them fastest
 assert desk["step_compute_s"] > desk["step_read_s"]
 desk_bound = buying.bound_by(desk_many)
 glue_markdown("desk_bound", buying.bound_sentence(desk_bound))
@@ -1116,7 +1114,8 @@ glue_markdown("strix_q8_fits", "which holds the batch at Q8_0" if q8.loc[
 # prefill rate, then decoding the answers together takes {glue:text}`many_desk_round:,.0f` s
 # on the {glue:text}`many_desk` and {glue:text}`many_req_lead_round:,.0f` s on the
 # {glue:text}`many_req_lead`. Over whole requests each user gets
-# {glue:text}`many_req_order` tokens/s, and {glue:md}`many_req_verdict`. That sum does not
+# {glue:text}`many_req_order` tokens/s, and the {glue:text}`many_req_lead`, not the
+# {glue:text}`many_desk`, serves them fastest. That sum does not
 # overlap prompts with decode steps, so it is the slow end: a memory-bound step leaves
 # arithmetic spare that a serving engine can fill with prompt tokens, and DGX Spark's step is
 # memory-bound. The gap is the essay's "someone else's batch": at this
@@ -1262,12 +1261,8 @@ two = desk.verdicts(desk.pair_table(ten_gbe, workloads=[agent_request],
 glue_markdown("two_alone", two["best_alone"])
 glue("two_alone_s", two["best_alone_s"])
 glue_markdown("two_pair", two["best_pair"].replace(" -> ", " prefilling for the "))
-pair_wins = two["pair_over_alone"] > 1
-glue_markdown("two_pair_verdict", (
-    f"finishes {two['pair_over_alone']:.2f} times sooner" if pair_wins
-    else f"takes {1 / two['pair_over_alone']:.2f} times as long")
-    + f" ({two['best_pair_s']:.0f} s), so a buyer starting from nothing buys "
-    + ("the pair" if pair_wins else "the one machine"))
+glue_all({"two_pair_slower": 1 / two["pair_over_alone"], "two_pair_s": two["best_pair_s"]})
+assert two["pair_over_alone"] < 1  # the prose: the pair takes longer, the buyer buys one
 glue_all({
     "two_owned_s": two["owned_s"],
     "two_spark_s": two["candidate_s"],
@@ -1284,7 +1279,8 @@ glue("two_helper_gain", two["helper_gain"])
 # machine, its KV cache streamed over {glue:md}`two_link` as each layer finishes, the answer on
 # the other. For this coding agent the fastest machine alone, the {glue:md}`two_alone`,
 # finishes the request in {glue:text}`two_alone_s:.0f` s; the fastest pair, the
-# {glue:md}`two_pair`, {glue:md}`two_pair_verdict`.
+# {glue:md}`two_pair`, takes {glue:text}`two_pair_slower:.2f` times as long
+# ({glue:text}`two_pair_s:.0f` s), so a buyer starting from nothing buys the one machine.
 # For a reader who already owns an M3 Ultra ({glue:text}`two_owned_s:.0f` s alone), a DGX
 # Spark doing only the prefill brings it to {glue:text}`two_spark_s:.0f` s, a factor of
 # {glue:text}`two_spark_gain:.2f`; the best helper, the {glue:md}`two_helper`, a factor of

@@ -75,7 +75,8 @@
 # says where speculation stops paying: with llama.cpp's measured roofs, at a batch of
 # {glue:text}`mac_even:d` on an M2 Ultra, {glue:text}`h100_even:d` on an H100 and
 # {glue:text}`spark_even:d` on a DGX Spark. On an H100 under a serving engine, priced with
-# an EAGLE-3 head, it {glue:md}`h100_serving`; that is an extrapolation, and the published
+# an EAGLE-3 head, it does not stop paying before its memory is full; that is an
+# extrapolation, and the published
 # sweeps do not bear it out: {glue:md}`eagle_below`. The one thing random weights can
 # measure, what a
 # verify step costs, is measured on the machine that builds the page.
@@ -182,8 +183,7 @@ sg_a = float(sg3["acceptance"].iloc[0])
 serving_even = speculative.break_even(llama8, eagle3, speculative.position_rates(sg_a, SG.k),
                                       SG.k, calibration=cal)
 h100_full = llama8.max_sequences(speculative.DEPTH)
-glue_markdown("h100_serving", "does not stop paying before its memory is full" if
-              serving_even is None else f"stops paying at a batch of about {serving_even}")
+assert serving_even is None  # the prose: it does not stop paying before memory is full
 # what the sweeps measured: the first batch at which each older-EAGLE sweep fell below one
 lows = []
 for method in ("EAGLE (in SGLang)", "EAGLE (in vLLM)"):
@@ -719,8 +719,7 @@ glue_all({
 spark_serving = speculative.break_even(
     engine("DGX Spark", "Llama-3.1-8B", weights="BF16", kv="bf16"), eagle3,
     speculative.position_rates(sg_a, SG.k), SG.k, calibration=cal)
-glue_markdown("spark_serving", "does not stop paying before its memory is full" if
-              spark_serving is None else f"stops paying at a batch of {spark_serving}")
+assert spark_serving is None  # the prose: nor on a DGX Spark
 
 # %% tags=["hide-input"]
 napkin.Figure(
@@ -773,7 +772,7 @@ tables.styled(summary.assign(
 # A serving engine on an H100 reaches far more of the tensor cores than llama.cpp. Priced by
 # chapter 9's calibrated model (BF16 weights, an EAGLE-3 head, SGLang's chain and the
 # acceptance fitted to its smallest batch), speculation on one H100
-# {glue:md}`h100_serving`, about {glue:text}`h100_full:,d` sequences at this context,
+# does not stop paying before its memory is full, about {glue:text}`h100_full:,d` sequences at this context,
 # {glue:text}`h100_full_times:.0f` times the largest batch SGLang measured: an extrapolation
 # that far is a statement about the model, not about SGLang. On the measured batches the
 # model's median error was x{glue:text}`h100_serving_band:.2f`, and
@@ -782,7 +781,7 @@ tables.styled(summary.assign(
 # slower than plain decoding at batches the model says it pays ([the check](#sec-spec-check)).
 # The same model
 # on a DGX Spark, whose FP16 peak is derived rather than stated by NVIDIA,
-# {glue:md}`spark_serving`.
+# does not stop paying before its memory is full either.
 
 # %% tags=["hide-input"]
 plan = verify.plan_from_env()

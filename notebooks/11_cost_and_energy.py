@@ -824,12 +824,9 @@ glue_all({
 desk = curves[curves["kind"] == "owned"]
 fastest = desk.loc[desk["per_user_tokens_per_s"].idxmax()]
 fast = desk[desk["per_user_tokens_per_s"] >= speed]["option"].unique()
-glue_markdown("desk_at_speed", (
-    f"Of the desk machines, {' and the '.join(fast)} reach that speed on this model"
-    if len(fast) else
-    f"No desk machine reaches that speed on this model: the fastest stream, the "
-    f"{fastest['option']}'s with one user, gets {fastest['per_user_tokens_per_s']:.0f} tokens "
-    f"per second"))
+assert not len(fast)  # the prose: no desk machine reaches that speed
+glue_markdown("desk_fastest", fastest["option"])
+glue("desk_fastest_tps", fastest["per_user_tokens_per_s"])
 
 # %% [markdown]
 # ## The trade a buyer makes
@@ -863,7 +860,9 @@ napkin.Figure(
 # as far as the machine's memory lets it go. Pick a speed, say {glue:text}`speed:.0f` tokens
 # per second for each user: the cheapest way on the chart to give it is the
 # {glue:text}`at_speed_option`, at {glue:text}`at_speed_cost:.2f` dollars per million tokens
-# for {glue:text}`at_speed_users:d` users. {glue:md}`desk_at_speed`. The buyer's trade is
+# for {glue:text}`at_speed_users:d` users. No desk machine reaches that speed on this model:
+# the fastest stream, the {glue:md}`desk_fastest`'s with one user, gets
+# {glue:text}`desk_fastest_tps:.0f` tokens per second. The buyer's trade is
 # therefore less a desk against a datacenter than a batch against a stream, and the API's
 # blended price sits below every single stream.
 #
@@ -885,11 +884,8 @@ glue_all({
     "be1_commit_ref": be_one["committed_reference"].iloc[0].split(" (")[0],
     "be1_commit_usd": be_one["committed_usd_per_mtok"].iloc[0],
 })
-cheaper_commit = be_one[be_one["cheaper_than_committed"]]["option"].tolist()
-glue_markdown("be1_below_commit", (
-    "every bought machine that holds the model makes a single stream's token for less"
-    if len(cheaper_commit) == len(be_one) else
-    f"{chapter.join(cheaper_commit)} make a single stream's token for less"))
+# the prose: every bought machine that holds the model makes a single stream's token for less
+assert be_one["cheaper_than_committed"].all()
 pro_lvl = bl.loc["RTX PRO 6000 Blackwell"]
 glue_all({
     "bel_api_pro": pro_lvl["hours_to_beat_api"],
@@ -919,7 +915,8 @@ tables.styled(chapter.breakeven_display(be_one, be_lvl), "table-cost-breakeven",
 # is dearer still for one stream used {glue:text}`hours:.0f` hours a day
 # ({glue:text}`be1_commit_usd:.0f` dollars per million tokens on an
 # {glue:text}`be1_commit_ref`), since it pays the hours nobody uses:
-# {glue:md}`be1_below_commit`. Against the API, no bought machine
+# every bought machine that holds the model makes a single stream's token for less. Against
+# the API, no bought machine
 # ever breaks even on one stream. At the service level the {glue:text}`pro_name` card
 # ({glue:text}`bel_pro_usd:.2f` dollars per million) beats the API's blended price above
 # {glue:text}`bel_api_pro:.1f` hours a day, but never a {glue:text}`bel_rent_ref` engine
