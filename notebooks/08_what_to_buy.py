@@ -31,7 +31,7 @@
 #   (<a href="#T_table-buy-decisions">the decisions</a>); among unified-memory desk machines the {glue:text}`chat_apple`
 #   ({glue:text}`chat_apple_tps:.0f` tokens/s) finishes a short request before DGX Spark
 #   ({glue:text}`chat_apple_whole:.0f` s against {glue:text}`chat_spark_whole:.0f` s), which
-#   wins the long one{glue:md}`agent_overlap` (<a href="#T_table-buy-chat">the chat
+#   wins the long one, though their ranges overlap (<a href="#T_table-buy-chat">the chat
 #   ranking</a>).
 # - For {glue:text}`many_users:d` users at once, memory decides first: the
 #   {glue:text}`many_first` gives each about {glue:text}`many_first_tps:.0f` tokens/s while
@@ -886,10 +886,9 @@ agent_ends = {m: (r.loc[m, "ttft_fast_s"] + agent.output_tokens / r.loc[m, "deco
                   r.loc[m, "ttft_slow_s"] + agent.output_tokens / r.loc[m, "decode_low_tok_per_s"])
               for m in ("DGX Spark", local["machine"])}
 spark_end, apple_end = agent_ends["DGX Spark"], agent_ends[local["machine"]]
-glue_markdown("agent_overlap", (
-    f", though their ranges overlap ({spark_end[0]:.0f}-{spark_end[1]:.0f} s against "
-    f"{apple_end[0]:.0f}-{apple_end[1]:.0f} s)") if spark_end[1] >= apple_end[0] else
-    " at every end of the ranges")
+glue_all({"agent_spark_fast": spark_end[0], "agent_spark_slow": spark_end[1],
+          "agent_apple_fast": apple_end[0], "agent_apple_slow": apple_end[1]})
+assert spark_end[1] >= apple_end[0]  # the prose: the two machines' ranges overlap
 assert whole["DGX Spark"] > whole[local["machine"]]
 assert whole_agent["DGX Spark"] < whole_agent[local["machine"]]
 assert rc.loc["DGX Spark", "ttft_mid_s"] < local["ttft_mid_s"]
@@ -959,7 +958,9 @@ glue_markdown("chat_cards", "; ".join(
 # prompt the writing dominates, and the {glue:text}`chat_apple` finishes in
 # {glue:text}`chat_apple_whole:.0f` s against DGX Spark's {glue:text}`chat_spark_whole:.0f` s;
 # with the agent's long prompt DGX Spark finished first ({glue:text}`agent_spark_whole:.0f` s
-# against {glue:text}`agent_apple_whole:.0f` s{glue:md}`agent_overlap`). The essay's mirror
+# against {glue:text}`agent_apple_whole:.0f` s, though their ranges overlap:
+# {glue:text}`agent_spark_fast:.0f`-{glue:text}`agent_spark_slow:.0f` s against
+# {glue:text}`agent_apple_fast:.0f`-{glue:text}`agent_apple_slow:.0f` s). The essay's mirror
 # image, computed.
 #
 # Of the machines with a vendor price ({glue:text}`chat_priced`), the whole machine that
@@ -1084,10 +1085,8 @@ glue_all({
 })
 assert q8.loc["DGX Spark", "need_GiB"] < spark_visible
 strix_visible = hardware.chip("Strix Halo").specs["driver_visible_memory_MiB"] / 1024
-glue_markdown("strix_q8_fits", "which holds the batch at Q8_0" if q8.loc[
-    "Strix Halo", "need_GiB"] <= strix_visible else
-    f"{q8.loc['Strix Halo', 'need_GiB'] - strix_visible:.1f} GiB short of the batch at Q8_0: "
-    "with llama.cpp, the one engine its runs come from, Strix Halo does not hold these users")
+glue("strix_q8_short_gib", q8.loc["Strix Halo", "need_GiB"] - strix_visible)
+assert q8.loc["Strix Halo", "need_GiB"] > strix_visible  # the prose: Strix Halo falls short
 
 # %% [markdown]
 # {glue:text}`many_n_fit:d` machines hold it. The H100 is not among them, SXM or PCIe: its
@@ -1127,7 +1126,8 @@ glue_markdown("strix_q8_fits", "which holds the batch at Q8_0" if q8.loc[
 # within the {glue:text}`spark_visible_gib:.1f` GiB DGX Spark's Linux reports by
 # {glue:text}`many_q8_spark_margin:.1f` GiB; Strix Halo's GPU maps what its owner's setting
 # allows, {glue:text}`strix_visible_gib:.0f` GiB in the one public log the book records,
-# {glue:md}`strix_q8_fits`.
+# {glue:text}`strix_q8_short_gib:.1f` GiB short of the batch at Q8_0: with llama.cpp, the one
+# engine its runs come from, Strix Halo does not hold these users.
 
 # %% tags=["hide-input"]
 DATACENTER_SHOWN = ["B200", "MI300X", "H200"]
@@ -1148,7 +1148,7 @@ glue_all({
 })
 same_order = sorted(per_user_cal, key=per_user_cal.get) == sorted(per_user_rank,
                                                                     key=per_user_rank.get)
-glue_markdown("dc_order", "keeps their order" if same_order else "changes their order")
+assert same_order  # the prose: the discount keeps their order
 flatter = [per_user_rank[c] / per_user_cal[c] for c in DATACENTER_SHOWN]
 glue_all({
     "dc_flatter_low": min(flatter),
@@ -1186,7 +1186,7 @@ glue_all({
 # tokens/s per user of {glue:md}`dc_calibrated`. The decode-only step above, at the
 # datacenter runs' llama.cpp discount, gives these parts {glue:text}`dc_flatter_low:.2f` to
 # {glue:text}`dc_flatter_high:.2f` times the calibrated model's tokens/s and
-# {glue:md}`dc_order`.
+# keeps their order.
 
 # %% [markdown]
 # ## Which recommendations survive the ranges
