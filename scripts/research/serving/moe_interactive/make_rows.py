@@ -1,4 +1,8 @@
+"""Writes rows.csv beside this file: each published point as two rows (its pace per user and
+its throughput per GPU), with the quoted table row and the source's caveats in the notes."""
 import csv
+from pathlib import Path
+
 SA_DS = "https://github.com/SemiAnalysisAI/InferenceX-app/blob/0e0425cb6df620768ebb9bf730dae4482868135c/packages/app/content/blog/gb200-nvl72-vs-b200-disagg-deepseek-r1-fp4-dynamo-trt.mdx"
 SA_KIMI = "https://github.com/SemiAnalysisAI/InferenceX-app/blob/26a3586c0b9c5edf27cf7a43eea694512bbf547a/packages/app/content/blog/b200-nvfp4-vs-h200-int4-kimi-k2-vllm-perf-per-dollar.mdx"
 SA_GPTOSS = "https://github.com/SemiAnalysisAI/InferenceX-app/blob/2d1d3d65df4d6cb7773de89d548becc15dafab44/packages/app/content/blog/best-gpu-for-gptoss120b-inference.mdx"
@@ -6,7 +10,12 @@ DYN_GPTOSS = "https://github.com/ai-dynamo/dynamo/blob/0e72f06c7e614aa7bddd5e9ab
 DYN_KIMI = "https://github.com/ai-dynamo/dynamo/blob/04521f473b68375705a553f4082fac8254d71a2f/recipes/kimi-k2.5/README.md"
 
 rows = []
-def add(**kw): rows.append(kw)
+
+
+def add_pair(base, note, pace, throughput):
+    """A point's two rows: ``pace`` and ``throughput`` are (metric, value, unit[, more note])."""
+    for metric, value, unit, *more in (pace, throughput):
+        rows.append(dict(base, metric=metric, value=value, unit=unit, notes=note + "".join(more)))
 
 # ---- Source A: SemiAnalysis InferenceX, DeepSeek R1 0528 FP4, GB200 NVL72 vs B200, Dynamo TRT-LLM + MTP, disagg
 sa_ds_common = ("SemiAnalysis InferenceX blog 'GB200 NVL72 vs B200 on DeepSeek R1 670B' (web: https://inferencex.semianalysis.com/blog/gb200-nvl72-vs-b200-disagg-deepseek-r1-fp4-dynamo-trt), "
@@ -29,8 +38,8 @@ for gpu, conc, pre, dec, n, tput, tpsu, tpot, txt in ds_points:
                 model="DeepSeek R1 0528 (deepseek-ai/DeepSeek-R1-0528)", precision="FP4 (as stated: 'DeepSeek R1 0528 FP4')", gpu=gpu, n_gpus=n,
                 tp=f"disagg: prefill {pre}; decode {dec} ({n} GPUs total)", input_len=1024, output_len=1024, concurrency_or_batch=f"concurrency={conc}")
     note = f"{sku}. Quoted table row (Conc | Prefill | Decode | tok/s/GPU | tok/s/user | TPOT (ms) | $/M tok): '{txt}'. " + sa_ds_common
-    add(**base, metric="median interactivity (per-user output rate)", value=tpsu, unit="tokens/s/user", notes=note + f" Same run also states TPOT {tpot} ms.")
-    add(**base, metric="total (input+output) token throughput per GPU at the per-user rate in the paired row", value=tput, unit="total tokens/s/GPU", notes=note)
+    add_pair(base, note, ("median interactivity (per-user output rate)", tpsu, "tokens/s/user", f" Same run also states TPOT {tpot} ms."),
+             ("total (input+output) token throughput per GPU at the per-user rate in the paired row", tput, "total tokens/s/GPU"))
 
 # ---- Source B: SemiAnalysis InferenceX, Kimi K2.5/K2.6, vLLM, single node, 8k/1k
 sa_k_common = ("SemiAnalysis InferenceX blog 'B200 NVFP4 vs H200 INT4 on Kimi K2.5/K2.6' (web: https://inferencex.semianalysis.com/blog/b200-nvfp4-vs-h200-int4-kimi-k2-vllm-perf-per-dollar): "
@@ -48,8 +57,8 @@ for gpu, prec, n, tp, conc, tput, tpsu, tpot, table, txt in k_points:
                 model="Kimi K2.5 / K2.6 (moonshotai/Kimi-K2.5)", precision=prec, gpu=gpu, n_gpus=n, tp=tp,
                 input_len=8192, output_len=1024, concurrency_or_batch=f"concurrency={conc}")
     note = f"Table '{table}', quoted row (Conc | tok/s/GPU | tok/s/user | TPOT (ms) | $/M tokens [| TP]): '{txt}'. " + sa_k_common
-    add(**base, metric="median interactivity (per-user output rate)", value=tpsu, unit="tokens/s/user", notes=note + f" Same row states TPOT {tpot} ms.")
-    add(**base, metric="total (input+output) token throughput per GPU at the per-user rate in the paired row", value=tput, unit="total tokens/s/GPU", notes=note)
+    add_pair(base, note, ("median interactivity (per-user output rate)", tpsu, "tokens/s/user", f" Same row states TPOT {tpot} ms."),
+             ("total (input+output) token throughput per GPU at the per-user rate in the paired row", tput, "total tokens/s/GPU"))
 
 # ---- Source C: SemiAnalysis InferenceX best-GPU gpt-oss-120b (max-throughput config per GPU; only rows with TPOT <= 20 ms kept)
 sa_g_common = ("SemiAnalysis InferenceX blog 'Best GPU for gpt-oss-120b Inference (April 2026)' (web: https://inferencex.semianalysis.com/blog/best-gpu-for-gptoss120b-inference); "
@@ -70,8 +79,8 @@ for gpu, eng, isl, osl, conc, tput, tpot, date, table, txt in g_points:
     hdr = ("GPU | Precision | Framework | Throughput/GPU (tok/s) | $/Mtok | Median TTFT (ms) | Median TPOT (ms) | Concurrency | Date" if "8k" in table
            else "GPU | Precision | Framework | Throughput/GPU (tok/s) | Median TTFT (ms) | Median TPOT (ms) | Concurrency | Date")
     note = f"{table}, quoted row ({hdr}): '{txt}'. " + sa_g_common
-    add(**base, metric="median time per output token (per-user pace)", value=tpot, unit="ms/token (TPOT)", notes=note)
-    add(**base, metric="total (input+output) token throughput per GPU at the TPOT in the paired row", value=tput, unit="total tokens/s/GPU", notes=note)
+    add_pair(base, note, ("median time per output token (per-user pace)", tpot, "ms/token (TPOT)"),
+             ("total (input+output) token throughput per GPU at the TPOT in the paired row", tput, "total tokens/s/GPU"))
 
 # ---- Source D: Dynamo gpt-oss-120b recipe performance table
 d_common = ("NVIDIA Dynamo recipe README 'gpt-oss-120b Recipes', section 'Performance results': 'Measured 2026-07-09 on the agentic 15% trace (see perf/README.md), 8 GPUs, with the synthetic-acceptance EAGLE3 throughput proxy (AL=2.72 on all workers — output is garbage by design; use for relative comparisons) and each recipe's KV-offload default. Per-GPU = system throughput / 8.' "
@@ -87,8 +96,8 @@ for cfg, n, tp, conc, tput, tpsu, txt in d_points:
                 model="openai/gpt-oss-120b", precision="MXFP4 MoE + FP8 KV cache", gpu="B200", n_gpus=n, tp=tp,
                 input_len="agentic trace, median 64k (90% KV hit)", output_len="median 400", concurrency_or_batch=f"concurrency={conc}")
     note = f"Quoted row (SKU | config (shipped) | conc | tok/s/GPU | tok/s/user | TTFT avg | note): '{txt}'. " + d_common
-    add(**base, metric="per-user output rate (tok/s/user)", value=tpsu, unit="tokens/s/user", notes=note)
-    add(**base, metric="output throughput per GPU at the per-user rate in the paired row", value=tput, unit="output tokens/s/GPU", notes=note)
+    add_pair(base, note, ("per-user output rate (tok/s/user)", tpsu, "tokens/s/user"),
+             ("output throughput per GPU at the per-user rate in the paired row", tput, "output tokens/s/GPU"))
 
 # ---- Source E: Dynamo Kimi-K2.5 recipe 'Expected metrics'
 e_common = ("NVIDIA Dynamo recipe README 'Kimi-K2.5 NVFP4 Recipes: Agentic Coding Workload' on '6x GB200 (24 GPU)'. The values are the README's APPROXIMATE 'Expected metrics' ('~'), '(Consistent with the pareto plot at the top)'; concurrency from the 'Configurations' table. "
@@ -105,11 +114,11 @@ for cfg, tp, conc, tpsu, tput, txt in e_points:
                 model="Kimi-K2.5 NVFP4 (nvidia/Kimi-K2.5-NVFP4)", precision="NVFP4", gpu="GB200", n_gpus=24, tp=tp,
                 input_len="agentic coding trace (~200k context window)", output_len="not stated", concurrency_or_batch=f"concurrency={conc}")
     note = f"{cfg}. {txt}. Speculative decoding ON (Eagle3). " + e_common
-    add(**base, metric="average per-user output rate (approximate, '~')", value=tpsu, unit="tokens/s/user", notes=note)
-    add(**base, metric="throughput per GPU (approximate, '~'; token type not defined, see notes)", value=tput, unit="tokens/s/GPU (undefined; likely total)", notes=note)
+    add_pair(base, note, ("average per-user output rate (approximate, '~')", tpsu, "tokens/s/user"),
+             ("throughput per GPU (approximate, '~'; token type not defined, see notes)", tput, "tokens/s/GPU (undefined; likely total)"))
 
 hdr = ["row_id","source_url","engine","version","model","precision","gpu","n_gpus","tp","input_len","output_len","concurrency_or_batch","metric","value","unit","notes"]
-with open("/tmp/research_moe/rows.csv","w",newline="") as f:
+with open(Path(__file__).with_name("rows.csv"), "w", newline="") as f:
     w = csv.writer(f)
     w.writerow(hdr)
     for i, r in enumerate(rows, 1):
